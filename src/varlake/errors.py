@@ -87,5 +87,92 @@ class CommitConflictError(TableError):
     """A concurrent commit conflicts with this one; nothing was written."""
 
 
+class TableNotFoundError(TableError):
+    """No Delta table (no ``_delta_log`` commit) exists at the given location."""
+
+
+class TableExistsError(TableError):
+    """A table was to be created where one already exists."""
+
+
+class VersionNotFoundError(TableError):
+    """A requested table version or timestamp is outside the reconstructable history."""
+
+
+class CorruptLogError(TableError):
+    """A ``_delta_log`` file is missing, unreadable or breaks the Delta protocol.
+
+    ``path`` names the log file (or the missing one) the message is about.
+    """
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+
+
+class MissingCommitError(CorruptLogError):
+    """A commit JSON needed to reconstruct a version is absent (a gap in the log)."""
+
+
+class CorruptCommitError(CorruptLogError):
+    """A commit JSON is truncated, is not newline-delimited JSON, or holds a malformed action."""
+
+
+class UnknownActionError(CorruptCommitError):
+    """A commit holds an action varlake does not know and cannot safely ignore."""
+
+
+class CorruptCheckpointError(CorruptLogError):
+    """A checkpoint Parquet file cannot be read or does not hold a valid table state."""
+
+
+class SchemaParseError(TableError):
+    """A Delta ``schemaString`` is not valid JSON or not a valid Delta schema."""
+
+
+class UnsafePathError(TableError):
+    """A file path in the log escapes the table root (``..``, foreign absolute path or URI)."""
+
+
+class InvalidCommitError(TableError):
+    """The actions handed to a commit are not a valid Delta commit; nothing was written."""
+
+
+class InvalidTablePropertyError(TableError):
+    """A ``delta.*`` table property has a value varlake cannot interpret (names key and value)."""
+
+
+class StorageError(VarlakeError):
+    """A storage operation failed (names the path)."""
+
+
+class StorageFileNotFoundError(StorageError, FileNotFoundError):
+    """A path read from storage does not exist."""
+
+
 class ExpressionError(VarlakeError):
     """A predicate or expression is invalid."""
+
+
+class ExpressionParseError(ExpressionError):
+    """SQL predicate text does not parse (the message quotes the text and the parser's reason)."""
+
+
+class UnsupportedExpressionError(ExpressionError):
+    """A predicate parses but uses a construct varlake cannot evaluate (names the fragment)."""
+
+    def __init__(self, message: str, fragment: str | None = None) -> None:
+        super().__init__(message + (f": {fragment}" if fragment is not None else ""))
+        self.fragment = fragment
+
+
+class UnknownColumnError(ExpressionError):
+    """A predicate names a column the table schema does not have (or names it ambiguously)."""
+
+
+class ExpressionTypeError(ExpressionError, TypeError):
+    """Types in a predicate do not fit: a literal cannot be coerced, a Variant is compared uncast."""
+
+
+class ExpressionEvaluationError(ExpressionError):
+    """Evaluating a predicate on a row failed, e.g. an ANSI cast of a value that does not convert."""

@@ -1,0 +1,476 @@
+"""Delta log actions as frozen dataclasses, with their JSON form (PROTOCOL.md "Actions").
+
+Each action class has ``to_dict()`` (the JSON body under its action key),
+``from_dict(body, where)`` (validating, raising ``CorruptCommitError`` naming
+``where``) and ``to_json()`` (one log line). ``parse_commit`` turns a whole commit
+file into actions.
+
+Unknown *fields* inside known actions are ignored, as PROTOCOL.md requires. Unknown
+*actions* raise ``UnknownActionError``, except the spec'd ones listed in
+``constants.IGNORED_ACTIONS`` that cannot change a snapshot (``cdc``,
+``checkpointMetadata``, ``sidecar``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Mapping, Union
+
+from varlake.delta import constants as C
+from varlake.errors import CorruptCommitError, CorruptLogError, UnknownActionError
+
+__all__ = [
+    "Action",
+    "AddFile",
+    "CommitInfo",
+    "DomainMetadata",
+    "Metadata",
+    "Protocol",
+    "RemoveFile",
+    "Txn",
+    "action_to_json",
+    "dv_unique_id",
+    "parse_commit",
+]
+
+_MISSING = object()
+
+
+def _get(body: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any = _MISSING) -> Any:
+    value = body.get(key, _MISSING)
+    if value is _MISSING or value is None:
+        if default is _MISSING:
+            raise CorruptCommitError(f"action is missing required field {key!r}", where)
+        return default
+    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+        raise CorruptCommitError(f"field {key!r} has type {type(value).__name__}, expected {_kind_name(kind)}", where)
+    return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def _str_map(body: Mapping[str, Any], key: str, where: str, default: Any = _MISSING) -> dict[str, str | None]:
+    """A ``Map[String, String]`` field; Parquet-read maps arrive as lists of pairs."""
+    value = body.get(key, _MISSING)
+    if value is _MISSING or value is None:
+        if default is _MISSING:
+            raise CorruptCommitError(f"action is missing required field {key!r}", where)
+        return default
+    if isinstance(value, list):
+        value = dict(value)
+    if not isinstance(value, dict):
+        raise CorruptCommitError(f"field {key!r} must be a map of strings", where)
+    for k, v in value.items():
+        if not isinstance(k, str) or not (v is None or isinstance(v, str)):
+            raise CorruptCommitError(f"field {key!r} must map strings to strings, found {k!r}: {v!r}", where)
+    return value
+
+
+def dv_unique_id(dv: Mapping[str, Any] | None) -> str | None:
+    """The ``uniqueId`` of a deletion vector descriptor (PROTOCOL.md "Derived Fields")."""
+    if dv is None:
+        return None
+    base = f"{dv.get('storageType', '')}{dv.get('pathOrInlineDv', '')}"
+    offset = dv.get("offset")
+    return base if offset is None else f"{base}@{offset}"
+
+
+def _compact(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """``protocol``: the reader/writer versions and table features a client needs."""
+
+    min_reader_version: int
+    min_writer_version: int
+    reader_features: tuple[str, ...] | None = None
+    writer_features: tuple[str, ...] | None = None
+
+    @property
+    def reader_feature_set(self) -> frozenset[str]:
+        """Reader features with ``-preview`` spellings folded to their feature."""
+        return frozenset(C.canonical_feature(f) for f in self.reader_features or ())
+
+    @property
+    def writer_feature_set(self) -> frozenset[str]:
+        """Writer features with ``-preview`` spellings folded to their feature."""
+        return frozenset(C.canonical_feature(f) for f in self.writer_features or ())
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"minReaderVersion": self.min_reader_version, "minWriterVersion": self.min_writer_version}
+        if self.reader_features is not None:
+            body["readerFeatures"] = list(self.reader_features)
+        if self.writer_features is not None:
+            body["writerFeatures"] = list(self.writer_features)
+        return body
+
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any], where: str) -> Protocol:
+        def features(key: str) -> tuple[str, ...] | None:
+            value = body.get(key)
+            if value is None:
+                return None
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise CorruptCommitError(f"protocol field {key!r} must be a list of strings", where)
+            return tuple(value)
+
+        return cls(
+            _get(body, "minReaderVersion", int, where),
+            _get(body, "minWriterVersion", int, where),
+            features("readerFeatures"),
+            features("writerFeatures"),
+        )
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """``metaData``: table id, schema string, partition columns and properties."""
+
+    id: str
+    schema_string: str
+    partition_columns: tuple[str, ...] = ()
+    configuration: Mapping[str, str] = field(default_factory=dict)
+    name: str | None = None
+    description: str | None = None
+    format_provider: str = "parquet"
+    format_options: Mapping[str, str] = field(default_factory=dict)
+    created_time: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _compact(
+            {
+                "id": self.id,
+                "name": self.name,
+                "description": self.description,
+                "format": {"provider": self.format_provider, "options": dict(self.format_options)},
+                "schemaString": self.schema_string,
+                "partitionColumns": list(self.partition_columns),
+                "configuration": dict(self.configuration),
+                "createdTime": self.created_time,
+            }
+        )
+
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any], where: str) -> Metadata:
+        fmt = _get(body, "format", dict, where, {"provider": "parquet"})
+        cols = _get(body, "partitionColumns", list, where, [])
+        if not all(isinstance(c, str) for c in cols):
+            raise CorruptCommitError("metaData.partitionColumns must be a list of strings", where)
+        return cls(
+            id=_get(body, "id", str, where),
+            schema_string=_get(body, "schemaString", str, where),
+            partition_columns=tuple(cols),
+            configuration=_str_map(body, "configuration", where, {}),
+            name=_get(body, "name", str, where, None),
+            description=_get(body, "description", str, where, None),
+            format_provider=_get(fmt, "provider", str, where, "parquet"),
+            format_options=_str_map(fmt, "options", where, {}),
+            created_time=_get(body, "createdTime", int, where, None),
+        )
+
+
+@dataclass(frozen=True)
+class AddFile:
+    """``add``: a logical file (data file path + optional deletion vector) in the table.
+
+    ``path`` is kept exactly as logged (a URI-encoded relative or absolute path);
+    ``stats`` is the raw JSON string and ``parsed_stats`` its parsed dict.
+    """
+
+    path: str
+    size: int
+    partition_values: Mapping[str, str | None] = field(default_factory=dict)
+    modification_time: int = 0
+    data_change: bool = True
+    stats: str | None = None
+    tags: Mapping[str, str | None] | None = None
+    deletion_vector: Mapping[str, Any] | None = None
+    base_row_id: int | None = None
+    default_row_commit_version: int | None = None
+    clustering_provider: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """The logical-file primary key ``(path, deletionVector.uniqueId)``."""
+        return (self.path, dv_unique_id(self.deletion_vector))
+
+    @cached_property
+    def parsed_stats(self) -> dict[str, Any]:
+        """``stats`` parsed (``{}`` when the file has none)."""
+        if self.stats is None:
+            return {}
+        try:
+            value = json.loads(self.stats)
+        except ValueError as exc:
+            raise CorruptLogError(f"stats of file {self.path!r} are not valid JSON: {exc}") from exc
+        if not isinstance(value, dict):
+            raise CorruptLogError(f"stats of file {self.path!r} are not a JSON object")
+        return value
+
+    @property
+    def num_records(self) -> int | None:
+        """``stats.numRecords`` if logged."""
+        value = self.parsed_stats.get("numRecords")
+        return value if isinstance(value, int) else None
+
+    def remove(self, deletion_timestamp: int, data_change: bool = True) -> RemoveFile:
+        """The ``remove`` that retires this logical file (keeps partition values and size)."""
+        return RemoveFile(
+            path=self.path,
+            deletion_timestamp=deletion_timestamp,
+            data_change=data_change,
+            extended_file_metadata=True,
+            partition_values=self.partition_values,
+            size=self.size,
+            stats=self.stats,
+            tags=self.tags,
+            deletion_vector=self.deletion_vector,
+            base_row_id=self.base_row_id,
+            default_row_commit_version=self.default_row_commit_version,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return _compact(
+            {
+                "path": self.path,
+                "partitionValues": dict(self.partition_values),
+                "size": self.size,
+                "modificationTime": self.modification_time,
+                "dataChange": self.data_change,
+                "stats": self.stats,
+                "tags": dict(self.tags) if self.tags is not None else None,
+                "deletionVector": dict(self.deletion_vector) if self.deletion_vector is not None else None,
+                "baseRowId": self.base_row_id,
+                "defaultRowCommitVersion": self.default_row_commit_version,
+                "clusteringProvider": self.clustering_provider,
+            }
+        )
+
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any], where: str) -> AddFile:
+        stats = body.get("stats")
+        if isinstance(stats, dict):  # tolerate writers that inline the object
+            stats = json.dumps(stats, separators=(",", ":"))
+        elif stats is not None and not isinstance(stats, str):
+            raise CorruptCommitError("add.stats must be a JSON string", where)
+        return cls(
+            path=_get(body, "path", str, where),
+            size=_get(body, "size", int, where),
+            partition_values=_str_map(body, "partitionValues", where, {}),
+            modification_time=_get(body, "modificationTime", int, where, 0),
+            data_change=_get(body, "dataChange", bool, where, True),
+            stats=stats,
+            tags=_str_map(body, "tags", where, None),
+            deletion_vector=_get(body, "deletionVector", dict, where, None),
+            base_row_id=_get(body, "baseRowId", int, where, None),
+            default_row_commit_version=_get(body, "defaultRowCommitVersion", int, where, None),
+            clustering_provider=_get(body, "clusteringProvider", str, where, None),
+        )
+
+
+@dataclass(frozen=True)
+class RemoveFile:
+    """``remove``: a tombstone for a logical file no longer in the table."""
+
+    path: str
+    deletion_timestamp: int | None = None
+    data_change: bool = True
+    extended_file_metadata: bool | None = None
+    partition_values: Mapping[str, str | None] | None = None
+    size: int | None = None
+    stats: str | None = None
+    tags: Mapping[str, str | None] | None = None
+    deletion_vector: Mapping[str, Any] | None = None
+    base_row_id: int | None = None
+    default_row_commit_version: int | None = None
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """The logical-file primary key ``(path, deletionVector.uniqueId)``."""
+        return (self.path, dv_unique_id(self.deletion_vector))
+
+    def to_dict(self) -> dict[str, Any]:
+        return _compact(
+            {
+                "path": self.path,
+                "deletionTimestamp": self.deletion_timestamp,
+                "dataChange": self.data_change,
+                "extendedFileMetadata": self.extended_file_metadata,
+                "partitionValues": dict(self.partition_values) if self.partition_values is not None else None,
+                "size": self.size,
+                "stats": self.stats,
+                "tags": dict(self.tags) if self.tags is not None else None,
+                "deletionVector": dict(self.deletion_vector) if self.deletion_vector is not None else None,
+                "baseRowId": self.base_row_id,
+                "defaultRowCommitVersion": self.default_row_commit_version,
+            }
+        )
+
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any], where: str) -> RemoveFile:
+        stats = body.get("stats")
+        return cls(
+            path=_get(body, "path", str, where),
+            deletion_timestamp=_get(body, "deletionTimestamp", int, where, None),
+            data_change=_get(body, "dataChange", bool, where, True),
+            extended_file_metadata=_get(body, "extendedFileMetadata", bool, where, None),
+            partition_values=_str_map(body, "partitionValues", where, None),
+            size=_get(body, "size", int, where, None),
+            stats=stats if isinstance(stats, str) else None,
+            tags=_str_map(body, "tags", where, None),
+            deletion_vector=_get(body, "deletionVector", dict, where, None),
+            base_row_id=_get(body, "baseRowId", int, where, None),
+            default_row_commit_version=_get(body, "defaultRowCommitVersion", int, where, None),
+        )
+
+
+@dataclass(frozen=True)
+class Txn:
+    """``txn``: the latest ``version`` an application (``app_id``) has committed."""
+
+    app_id: str
+    version: int
+    last_updated: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _compact({"appId": self.app_id, "version": self.version, "lastUpdated": self.last_updated})
+
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any], where: str) -> Txn:
+        return cls(
+            _get(body, "appId", str, where),
+            _get(body, "version", int, where),
+            _get(body, "lastUpdated", int, where, None),
+        )
+
+
+@dataclass(frozen=True)
+class DomainMetadata:
+    """``domainMetadata``: configuration of a named metadata domain (kept, not interpreted)."""
+
+    domain: str
+    configuration: str
+    removed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"domain": self.domain, "configuration": self.configuration, "removed": self.removed}
+
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any], where: str) -> DomainMetadata:
+        return cls(
+            _get(body, "domain", str, where),
+            _get(body, "configuration", str, where, ""),
+            _get(body, "removed", bool, where, False),
+        )
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """``commitInfo``: free-form provenance; ``values`` holds the whole JSON object."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def timestamp(self) -> int | None:
+        v = self.values.get("timestamp")
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    @property
+    def in_commit_timestamp(self) -> int | None:
+        v = self.values.get("inCommitTimestamp")
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    @property
+    def operation(self) -> str | None:
+        v = self.values.get("operation")
+        return v if isinstance(v, str) else None
+
+    @property
+    def operation_parameters(self) -> Mapping[str, Any]:
+        v = self.values.get("operationParameters")
+        return v if isinstance(v, dict) else {}
+
+    @property
+    def read_version(self) -> int | None:
+        v = self.values.get("readVersion")
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.values)
+
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any], where: str) -> CommitInfo:
+        if not isinstance(body, dict):
+            raise CorruptCommitError("commitInfo must be a JSON object", where)
+        return cls(body)
+
+
+Action = Union[Protocol, Metadata, AddFile, RemoveFile, Txn, DomainMetadata, CommitInfo]
+
+_BY_NAME: dict[str, Any] = {
+    C.PROTOCOL: Protocol,
+    C.METADATA: Metadata,
+    C.ADD: AddFile,
+    C.REMOVE: RemoveFile,
+    C.TXN: Txn,
+    C.DOMAIN_METADATA: DomainMetadata,
+    C.COMMIT_INFO: CommitInfo,
+}
+_NAME_OF: dict[type, str] = {cls: name for name, cls in _BY_NAME.items()}
+
+
+def action_name(action: Action) -> str:
+    """The JSON key of ``action`` (``add``, ``metaData``, ...)."""
+    return _NAME_OF[type(action)]
+
+
+def action_to_json(action: Action) -> str:
+    """One newline-free log line for ``action``."""
+    return json.dumps({_NAME_OF[type(action)]: action.to_dict()}, separators=(",", ":"), ensure_ascii=False)
+
+
+def action_from_dict(name: str, body: Any, where: str) -> Action | None:
+    """Build the action ``name`` from its JSON body; ``None`` for ignored actions."""
+    cls = _BY_NAME.get(name)
+    if cls is None:
+        if name in C.IGNORED_ACTIONS:
+            return None
+        raise UnknownActionError(f"unknown action {name!r}", where)
+    if not isinstance(body, dict):
+        raise CorruptCommitError(f"action {name!r} must be a JSON object", where)
+    return cls.from_dict(body, where)
+
+
+def parse_commit(data: bytes, path: str) -> list[Action]:
+    """All actions of one commit file (newline-delimited JSON, one action per line)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptCommitError(f"not UTF-8 text (byte {exc.start})", path) from exc
+    actions: list[Action] = []
+    seen_line = False
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        seen_line = True
+        where = f"{path} line {lineno}"
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise CorruptCommitError(f"truncated or invalid JSON: {exc}", where) from exc
+        if not isinstance(obj, dict) or len(obj) != 1:
+            raise CorruptCommitError("a log line must be a JSON object with exactly one action key", where)
+        ((name, body),) = obj.items()
+        action = action_from_dict(name, body, where)
+        if action is not None:
+            actions.append(action)
+    if not seen_line:
+        raise CorruptCommitError("empty commit file", path)
+    return actions

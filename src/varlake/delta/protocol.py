@@ -1,0 +1,228 @@
+"""Protocol and table-feature checks: what varlake may read, write and must declare.
+
+Reading needs every *reader* feature implemented; writing needs every *writer*
+feature implemented too (PROTOCOL.md "Table Features"). Some writer features are
+harmless until *active* (e.g. ``invariants`` with no column carrying
+``delta.invariants``): varlake allows writes to such tables and refuses them once
+the feature is active, naming it.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from varlake.delta import config
+from varlake.delta import constants as C
+from varlake.delta.actions import Metadata, Protocol
+from varlake.delta.schema import (
+    ArrayType,
+    MapType,
+    StructType,
+    VariantType,
+    contains_primitive,
+    contains_variant,
+    iter_fields,
+    parse_schema,
+)
+from varlake.errors import InvalidCommitError, UnsupportedFeatureError
+
+__all__ = [
+    "check_readable",
+    "check_writable",
+    "legacy_writer_features",
+    "required_protocol",
+    "validate_metadata",
+]
+
+MAX_READER_VERSION = 3
+MAX_WRITER_VERSION = 7
+
+#: Reader features whose read-side requirements varlake meets.
+READER_SUPPORTED = frozenset({C.VARIANT_TYPE, C.VARIANT_SHREDDING, C.TIMESTAMP_NTZ, C.VACUUM_PROTOCOL_CHECK})
+
+#: Writer-only features: nothing for a reader to do, so they never block reading.
+WRITER_ONLY = frozenset(
+    {
+        C.APPEND_ONLY,
+        C.INVARIANTS,
+        C.CHECK_CONSTRAINTS,
+        C.GENERATED_COLUMNS,
+        C.ALLOW_COLUMN_DEFAULTS,
+        C.CHANGE_DATA_FEED,
+        C.IDENTITY_COLUMNS,
+        C.ROW_TRACKING,
+        C.DOMAIN_METADATA_FEATURE,
+        C.ICEBERG_COMPAT_V1,
+        C.ICEBERG_COMPAT_V2,
+        C.CLUSTERING,
+        C.IN_COMMIT_TIMESTAMP,
+    }
+)
+
+#: Writer features varlake implements outright (appendOnly and changeDataFeed are
+#: enforced per commit by the transaction; domains are preserved in checkpoints).
+WRITER_SUPPORTED = READER_SUPPORTED | frozenset(
+    {C.APPEND_ONLY, C.CHANGE_DATA_FEED, C.DOMAIN_METADATA_FEATURE, C.IN_COMMIT_TIMESTAMP}
+)
+
+
+def legacy_writer_features(writer_version: int) -> frozenset[str]:
+    """Features implied by a pre-table-features writer version (PROTOCOL.md table)."""
+    implied: list[str] = []
+    if writer_version >= 2:
+        implied += [C.APPEND_ONLY, C.INVARIANTS]
+    if writer_version >= 3:
+        implied += [C.CHECK_CONSTRAINTS]
+    if writer_version >= 4:
+        implied += [C.CHANGE_DATA_FEED, C.GENERATED_COLUMNS]
+    if writer_version >= 5:
+        implied += [C.COLUMN_MAPPING]
+    if writer_version >= 6:
+        implied += [C.IDENTITY_COLUMNS]
+    return frozenset(implied)
+
+
+def _writer_features(protocol: Protocol) -> frozenset[str]:
+    if protocol.min_writer_version >= 7:
+        return protocol.writer_feature_set
+    return legacy_writer_features(protocol.min_writer_version)
+
+
+def _unknown(names: Iterable[str]) -> list[str]:
+    return sorted(n for n in names if C.canonical_feature(n) not in C.KNOWN_FEATURES)
+
+
+def check_readable(protocol: Protocol, metadata: Metadata, where: str = "table") -> None:
+    """Raise ``UnsupportedFeatureError`` unless varlake can read this table correctly."""
+    if protocol.min_reader_version > MAX_READER_VERSION:
+        raise UnsupportedFeatureError(
+            f"{where}: reader version {protocol.min_reader_version} is newer than varlake supports ({MAX_READER_VERSION})"
+        )
+    if protocol.min_reader_version == 3:
+        unknown = _unknown(protocol.reader_features or ())
+        if unknown:
+            raise UnsupportedFeatureError(f"{where}: unknown reader table feature(s) {', '.join(unknown)}")
+        missing = sorted(protocol.reader_feature_set - READER_SUPPORTED - WRITER_ONLY)
+        if missing:
+            raise UnsupportedFeatureError(f"{where}: reader table feature(s) not supported by varlake: {', '.join(missing)}")
+    mode = metadata.configuration.get(C.PROP_COLUMN_MAPPING_MODE, "none")
+    mapping_supported = protocol.min_reader_version == 2 or C.COLUMN_MAPPING in protocol.reader_feature_set
+    if mapping_supported and mode.lower() != "none":
+        raise UnsupportedFeatureError(f"{where}: reader table feature {C.COLUMN_MAPPING} (mode {mode!r}) is not supported")
+
+
+def check_writable(protocol: Protocol, metadata: Metadata, where: str = "table") -> None:
+    """Raise ``UnsupportedFeatureError`` unless varlake can write this table correctly."""
+    check_readable(protocol, metadata, where)
+    if protocol.min_writer_version > MAX_WRITER_VERSION:
+        raise UnsupportedFeatureError(
+            f"{where}: writer version {protocol.min_writer_version} is newer than varlake supports ({MAX_WRITER_VERSION})"
+        )
+    unknown = _unknown(protocol.writer_features or ())
+    if unknown:
+        raise UnsupportedFeatureError(f"{where}: unknown writer table feature(s) {', '.join(unknown)}")
+    features = _writer_features(protocol)
+    for feature in sorted(features - WRITER_SUPPORTED):
+        reason = _active_reason(feature, metadata)
+        if reason is not None:
+            raise UnsupportedFeatureError(f"{where}: writer table feature {feature} is not supported ({reason})")
+
+
+def _active_reason(feature: str, metadata: Metadata) -> str | None:
+    """Why a writer feature varlake does not implement is active here (``None``: inactive)."""
+    cfg = metadata.configuration
+    if feature in (C.INVARIANTS, C.GENERATED_COLUMNS, C.ALLOW_COLUMN_DEFAULTS, C.IDENTITY_COLUMNS):
+        keys = {
+            C.INVARIANTS: (C.COL_INVARIANTS,),
+            C.GENERATED_COLUMNS: (C.COL_GENERATION_EXPRESSION,),
+            C.ALLOW_COLUMN_DEFAULTS: (C.COL_CURRENT_DEFAULT,),
+            C.IDENTITY_COLUMNS: (C.COL_IDENTITY_PREFIX,),
+        }[feature]
+        for f in iter_fields(parse_schema(metadata.schema_string)):
+            if any(k.startswith(key) for k in f.metadata for key in keys):
+                return f"column {f.name!r} uses it"
+        return None
+    if feature == C.CHECK_CONSTRAINTS:
+        names = [k for k in cfg if k.startswith(C.PROP_CONSTRAINT_PREFIX)]
+        return f"constraint {names[0]!r} is defined" if names else None
+    if feature == C.ROW_TRACKING:
+        return None if config.is_true(cfg, "delta.rowTrackingSuspended") else "row IDs would have to be assigned"
+    if feature == C.ICEBERG_COMPAT_V1:
+        return "enabled" if config.is_true(cfg, C.PROP_ENABLE_ICEBERG_V1) else None
+    if feature == C.ICEBERG_COMPAT_V2:
+        return "enabled" if config.is_true(cfg, C.PROP_ENABLE_ICEBERG_V2) else None
+    return "varlake does not implement it"
+
+
+def _reader_features(protocol: Protocol) -> frozenset[str]:
+    if protocol.min_reader_version >= 3:
+        return protocol.reader_feature_set
+    return frozenset({C.COLUMN_MAPPING}) if protocol.min_reader_version == 2 else frozenset()
+
+
+def _needed_features(schema: StructType, cfg: dict[str, str]) -> tuple[set[str], set[str]]:
+    reader: set[str] = set()
+    writer: set[str] = set()
+    shredding = config.is_true(cfg, C.PROP_ENABLE_VARIANT_SHREDDING)
+    if contains_variant(schema) or shredding:
+        reader.add(C.VARIANT_TYPE)
+    if shredding:
+        reader.add(C.VARIANT_SHREDDING)
+    if contains_primitive(schema, "timestamp_ntz"):
+        reader.add(C.TIMESTAMP_NTZ)
+    if config.in_commit_timestamps_enabled(cfg):
+        writer.add(C.IN_COMMIT_TIMESTAMP)
+    if config.is_true(cfg, C.PROP_APPEND_ONLY):
+        writer.add(C.APPEND_ONLY)
+    return reader, writer | reader
+
+
+def required_protocol(
+    schema: StructType, configuration: dict[str, str] | None = None, current: Protocol | None = None
+) -> Protocol:
+    """The smallest protocol that supports ``schema`` + ``configuration``, never below ``current``.
+
+    A Variant column anywhere needs reader 3 / writer 7 with ``variantType``;
+    ``delta.enableVariantShredding=true`` adds ``variantShredding``. Upgrading keeps
+    every feature the old protocol had (PROTOCOL.md: assume they were all used).
+    """
+    reader, writer = _needed_features(schema, configuration or {})
+    if current is not None:
+        has_reader = current.min_reader_version >= 3 and reader <= current.reader_feature_set
+        if (not reader or has_reader) and writer <= _writer_features(current):
+            return current
+        reader |= _reader_features(current)
+        writer |= _writer_features(current) | reader
+    if reader:
+        return Protocol(3, 7, tuple(sorted(reader)), tuple(sorted(writer)))
+    if writer - legacy_writer_features(2) or (current is not None and current.min_writer_version >= 7):
+        return Protocol(current.min_reader_version if current else 1, 7, None, tuple(sorted(writer)))
+    return Protocol(1, 2)
+
+
+def validate_metadata(metadata: Metadata, protocol: Protocol, where: str = "metaData") -> StructType:
+    """Check ``metadata`` is consistent and ``protocol`` declares what it needs; return its schema."""
+    schema = parse_schema(metadata.schema_string, f"{where}.schemaString")
+    names = {f.name: f for f in schema.fields}
+    if len(set(metadata.partition_columns)) != len(metadata.partition_columns):
+        raise InvalidCommitError(f"{where}: duplicate partition columns {list(metadata.partition_columns)}")
+    for col in metadata.partition_columns:
+        f = names.get(col)
+        if f is None:
+            raise InvalidCommitError(f"{where}: partition column {col!r} is not a top-level column of the schema")
+        if isinstance(f.type, VariantType):
+            raise InvalidCommitError(f"{where}: Variant column {col!r} cannot be a partition column (Variant is not comparable)")
+        if isinstance(f.type, (StructType, ArrayType, MapType)):
+            raise InvalidCommitError(f"{where}: partition column {col!r} must have a primitive type")
+    reader, writer = _needed_features(schema, dict(metadata.configuration))
+    have_reader = protocol.reader_feature_set if protocol.min_reader_version >= 3 else frozenset()
+    for feature in sorted(reader):
+        if feature not in have_reader or feature not in protocol.writer_feature_set:
+            raise InvalidCommitError(
+                f"{where}: the schema/properties need table feature {feature} in readerFeatures and "
+                f"writerFeatures (reader 3 / writer 7); protocol is {protocol.to_dict()}"
+            )
+    for feature in sorted(writer - reader):
+        if feature not in _writer_features(protocol):
+            raise InvalidCommitError(f"{where}: the properties need writer table feature {feature}; protocol is {protocol.to_dict()}")
+    return schema

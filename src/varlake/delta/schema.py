@@ -1,0 +1,318 @@
+"""Delta table schemas: ``schemaString`` JSON <-> a small type model <-> pyarrow.
+
+The model mirrors PROTOCOL.md "Schema Serialization Format": primitive types,
+``struct``, ``array``, ``map`` and ``variant`` -- the latter allowed anywhere a type
+may appear. In Arrow (and Parquet) an unshredded Variant is the struct
+``<metadata: binary not null, value: binary not null>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Union
+
+import pyarrow as pa
+
+from varlake.errors import SchemaParseError
+
+__all__ = [
+    "ArrayType",
+    "DataType",
+    "MapType",
+    "PrimitiveType",
+    "StructField",
+    "StructType",
+    "VariantType",
+    "contains_variant",
+    "parse_schema",
+    "to_arrow_schema",
+    "to_arrow_type",
+    "variant_arrow_type",
+]
+
+_PRIMITIVES = frozenset(
+    {"string", "long", "integer", "short", "byte", "float", "double", "boolean", "binary", "date", "timestamp", "timestamp_ntz", "void"}
+)
+_DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
+
+
+@dataclass(frozen=True)
+class PrimitiveType:
+    """A primitive type by its Delta name (``long``, ``decimal(10,2)``, ...)."""
+
+    name: str
+
+    def to_json(self) -> Any:
+        return self.name
+
+
+@dataclass(frozen=True)
+class VariantType:
+    """The semi-structured ``variant`` type."""
+
+    def to_json(self) -> Any:
+        return "variant"
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    element_type: DataType
+    contains_null: bool = True
+
+    def to_json(self) -> Any:
+        return {"type": "array", "elementType": self.element_type.to_json(), "containsNull": self.contains_null}
+
+
+@dataclass(frozen=True)
+class MapType:
+    key_type: DataType
+    value_type: DataType
+    value_contains_null: bool = True
+
+    def to_json(self) -> Any:
+        return {
+            "type": "map",
+            "keyType": self.key_type.to_json(),
+            "valueType": self.value_type.to_json(),
+            "valueContainsNull": self.value_contains_null,
+        }
+
+
+@dataclass(frozen=True)
+class StructField:
+    name: str
+    type: DataType
+    nullable: bool = True
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> Any:
+        return {"name": self.name, "type": self.type.to_json(), "nullable": self.nullable, "metadata": dict(self.metadata)}
+
+
+@dataclass(frozen=True)
+class StructType:
+    fields: tuple[StructField, ...] = ()
+
+    def to_json(self) -> Any:
+        return {"type": "struct", "fields": [f.to_json() for f in self.fields]}
+
+    def to_schema_string(self) -> str:
+        """The compact JSON stored in ``metaData.schemaString``."""
+        return json.dumps(self.to_json(), separators=(",", ":"))
+
+    def field(self, name: str) -> StructField:
+        """The field called ``name`` (exact match); ``KeyError`` if absent."""
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+
+DataType = Union[PrimitiveType, VariantType, ArrayType, MapType, StructType]
+
+
+def parse_schema(schema_string: str, where: str = "schemaString") -> StructType:
+    """Parse a Delta ``schemaString``; ``SchemaParseError`` names the bad element."""
+    try:
+        obj = json.loads(schema_string)
+    except (TypeError, ValueError) as exc:
+        raise SchemaParseError(f"{where}: not valid JSON: {exc}") from exc
+    result = _parse_type(obj, where)
+    if not isinstance(result, StructType):
+        raise SchemaParseError(f"{where}: a table schema must be a struct, got {obj!r}")
+    return result
+
+
+def _parse_type(obj: Any, at: str) -> DataType:
+    if isinstance(obj, str):
+        if obj == "variant":
+            return VariantType()
+        if obj in _PRIMITIVES:
+            return PrimitiveType(obj)
+        m = _DECIMAL.match(obj)
+        if m:
+            precision, scale = int(m.group(1)), int(m.group(2))
+            if not 1 <= precision <= 38 or scale > precision:
+                raise SchemaParseError(f"{at}: invalid decimal precision/scale in {obj!r}")
+            return PrimitiveType(f"decimal({precision},{scale})")
+        raise SchemaParseError(f"{at}: unknown type {obj!r}")
+    if not isinstance(obj, dict):
+        raise SchemaParseError(f"{at}: a type must be a string or an object, got {type(obj).__name__}")
+    kind = obj.get("type")
+    if kind == "variant":
+        return VariantType()
+    if kind == "struct":
+        raw_fields = obj.get("fields")
+        if not isinstance(raw_fields, list):
+            raise SchemaParseError(f"{at}: struct needs a 'fields' list")
+        fields = tuple(_parse_field(f, f"{at}.fields[{i}]") for i, f in enumerate(raw_fields))
+        seen: dict[str, str] = {}
+        for f in fields:
+            low = f.name.lower()
+            if low in seen:
+                raise SchemaParseError(f"{at}: duplicate column name {f.name!r} (names are case-insensitive)")
+            seen[low] = f.name
+        return StructType(fields)
+    if kind == "array":
+        if "elementType" not in obj:
+            raise SchemaParseError(f"{at}: array needs 'elementType'")
+        return ArrayType(_parse_type(obj["elementType"], f"{at}.elementType"), _bool(obj, "containsNull", at))
+    if kind == "map":
+        if "keyType" not in obj or "valueType" not in obj:
+            raise SchemaParseError(f"{at}: map needs 'keyType' and 'valueType'")
+        return MapType(
+            _parse_type(obj["keyType"], f"{at}.keyType"),
+            _parse_type(obj["valueType"], f"{at}.valueType"),
+            _bool(obj, "valueContainsNull", at),
+        )
+    raise SchemaParseError(f"{at}: unknown type {kind!r}")
+
+
+def _bool(obj: Mapping[str, Any], key: str, at: str) -> bool:
+    value = obj.get(key, True)
+    if not isinstance(value, bool):
+        raise SchemaParseError(f"{at}.{key}: must be true or false, got {value!r}")
+    return value
+
+
+def _parse_field(obj: Any, at: str) -> StructField:
+    if not isinstance(obj, dict):
+        raise SchemaParseError(f"{at}: a struct field must be an object")
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        raise SchemaParseError(f"{at}: a struct field needs a non-empty string 'name'")
+    if "type" not in obj:
+        raise SchemaParseError(f"{at} ({name!r}): a struct field needs a 'type'")
+    metadata = obj.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise SchemaParseError(f"{at} ({name!r}): 'metadata' must be an object")
+    return StructField(name, _parse_type(obj["type"], f"{at}.type"), _bool(obj, "nullable", at), metadata)
+
+
+def iter_types(dtype: DataType) -> Iterator[DataType]:
+    """``dtype`` and every type nested in it, depth first."""
+    yield dtype
+    if isinstance(dtype, StructType):
+        for f in dtype.fields:
+            yield from iter_types(f.type)
+    elif isinstance(dtype, ArrayType):
+        yield from iter_types(dtype.element_type)
+    elif isinstance(dtype, MapType):
+        yield from iter_types(dtype.key_type)
+        yield from iter_types(dtype.value_type)
+
+
+def iter_fields(struct: StructType) -> Iterator[StructField]:
+    """Every struct field at any depth (through arrays and maps too)."""
+    for dtype in iter_types(struct):
+        if isinstance(dtype, StructType):
+            yield from dtype.fields
+
+
+def contains_variant(dtype: DataType) -> bool:
+    """Whether a ``variant`` appears anywhere in ``dtype``."""
+    return any(isinstance(t, VariantType) for t in iter_types(dtype))
+
+
+def contains_primitive(dtype: DataType, name: str) -> bool:
+    """Whether primitive type ``name`` appears anywhere in ``dtype``."""
+    return any(isinstance(t, PrimitiveType) and t.name == name for t in iter_types(dtype))
+
+
+def variant_arrow_type() -> pa.StructType:
+    """The physical (unshredded) Arrow type of a Variant value."""
+    return pa.struct([pa.field("metadata", pa.binary(), nullable=False), pa.field("value", pa.binary(), nullable=False)])
+
+
+_ARROW_PRIMITIVES: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "long": pa.int64(),
+    "integer": pa.int32(),
+    "short": pa.int16(),
+    "byte": pa.int8(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "boolean": pa.bool_(),
+    "binary": pa.binary(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "timestamp_ntz": pa.timestamp("us"),
+    "void": pa.null(),
+}
+
+
+def to_arrow_type(dtype: DataType) -> pa.DataType:
+    """The Arrow type of a Delta type (variant -> struct<metadata, value>)."""
+    if isinstance(dtype, VariantType):
+        return variant_arrow_type()
+    if isinstance(dtype, PrimitiveType):
+        if dtype.name in _ARROW_PRIMITIVES:
+            return _ARROW_PRIMITIVES[dtype.name]
+        m = _DECIMAL.match(dtype.name)
+        if m:
+            return pa.decimal128(int(m.group(1)), int(m.group(2)))
+        raise SchemaParseError(f"no Arrow type for Delta type {dtype.name!r}")
+    if isinstance(dtype, StructType):
+        return pa.struct([_arrow_field(f) for f in dtype.fields])
+    if isinstance(dtype, ArrayType):
+        return pa.list_(pa.field("element", to_arrow_type(dtype.element_type), nullable=dtype.contains_null))
+    if isinstance(dtype, MapType):
+        return pa.map_(
+            pa.field("key", to_arrow_type(dtype.key_type), nullable=False),
+            pa.field("value", to_arrow_type(dtype.value_type), nullable=dtype.value_contains_null),
+        )
+    raise TypeError(f"not a Delta type: {dtype!r}")
+
+
+def _arrow_field(f: StructField) -> pa.Field:
+    return pa.field(f.name, to_arrow_type(f.type), nullable=f.nullable)
+
+
+def to_arrow_schema(struct: StructType) -> pa.Schema:
+    """The Arrow schema of a table schema."""
+    return pa.schema([_arrow_field(f) for f in struct.fields])
+
+
+_FROM_ARROW: list[tuple[Any, str]] = [
+    (pa.types.is_string, "string"),
+    (pa.types.is_large_string, "string"),
+    (pa.types.is_int64, "long"),
+    (pa.types.is_int32, "integer"),
+    (pa.types.is_int16, "short"),
+    (pa.types.is_int8, "byte"),
+    (pa.types.is_float32, "float"),
+    (pa.types.is_float64, "double"),
+    (pa.types.is_boolean, "boolean"),
+    (pa.types.is_binary, "binary"),
+    (pa.types.is_large_binary, "binary"),
+    (pa.types.is_date32, "date"),
+]
+
+
+def from_arrow_type(t: pa.DataType) -> DataType:
+    """The Delta type of an Arrow type (no Variant: Arrow has no tag for it)."""
+    for test, name in _FROM_ARROW:
+        if test(t):
+            return PrimitiveType(name)
+    if pa.types.is_timestamp(t):
+        return PrimitiveType("timestamp" if t.tz is not None else "timestamp_ntz")
+    if pa.types.is_decimal(t):
+        return PrimitiveType(f"decimal({t.precision},{t.scale})")
+    if pa.types.is_struct(t):
+        return StructType(tuple(StructField(f.name, from_arrow_type(f.type), f.nullable) for f in t))
+    if pa.types.is_map(t):
+        return MapType(from_arrow_type(t.key_type), from_arrow_type(t.item_type), t.item_field.nullable)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return ArrayType(from_arrow_type(t.value_type), t.value_field.nullable)
+    raise SchemaParseError(f"Arrow type {t} has no Delta equivalent")
+
+
+def from_arrow_schema(schema: pa.Schema) -> StructType:
+    """A Delta schema for an Arrow schema."""
+    return StructType(tuple(StructField(f.name, from_arrow_type(f.type), f.nullable) for f in schema))
