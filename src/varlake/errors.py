@@ -72,6 +72,14 @@ class InvalidShreddedLayoutError(ShreddingError):
     """A shredded Parquet file breaks the shredding spec (names file, column, row, path)."""
 
 
+class ShreddingSchemaError(ShreddingError):
+    """A shredding schema (Arrow type or Spark DDL text) is invalid or cannot be shredded."""
+
+
+class ParquetFooterError(VarlakeError):
+    """A Parquet footer (thrift ``FileMetaData``) is missing, truncated or cannot be rewritten."""
+
+
 # --- Tables ------------------------------------------------------------------------
 
 
@@ -108,6 +116,7 @@ class CorruptLogError(TableError):
     def __init__(self, message: str, path: str | None = None) -> None:
         super().__init__(f"{path}: {message}" if path else message)
         self.path = path
+        self.reason = message
 
 
 class MissingCommitError(CorruptLogError):
@@ -140,6 +149,10 @@ class InvalidCommitError(TableError):
 
 class InvalidTablePropertyError(TableError):
     """A ``delta.*`` table property has a value varlake cannot interpret (names key and value)."""
+
+
+class UnsafeRetentionError(TableError):
+    """A vacuum retention shorter than the safe minimum was asked for without ``unsafe_retention=True``."""
 
 
 class StorageError(VarlakeError):

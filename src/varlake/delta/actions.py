@@ -2,8 +2,8 @@
 
 Each action class has ``to_dict()`` (the JSON body under its action key),
 ``from_dict(body, where)`` (validating, raising ``CorruptCommitError`` naming
-``where``) and ``to_json()`` (one log line). ``parse_commit`` turns a whole commit
-file into actions.
+``where``); ``action_to_json`` gives one log line and ``commit_file.parse_commit``
+turns a whole commit file into actions.
 
 Unknown *fields* inside known actions are ignored, as PROTOCOL.md requires. Unknown
 *actions* raise ``UnknownActionError``, except the spec'd ones listed in
@@ -19,7 +19,10 @@ from functools import cached_property
 from typing import Any, Mapping, Union
 
 from varlake.delta import constants as C
-from varlake.errors import CorruptCommitError, CorruptLogError, UnknownActionError
+from varlake.delta.json_fields import compact as _compact
+from varlake.delta.json_fields import get_field as _get
+from varlake.delta.json_fields import get_str_map as _str_map
+from varlake.errors import CorruptCommitError, CorruptLogError
 
 __all__ = [
     "Action",
@@ -30,45 +33,11 @@ __all__ = [
     "Protocol",
     "RemoveFile",
     "Txn",
+    "ACTIONS_BY_NAME",
+    "action_name",
     "action_to_json",
     "dv_unique_id",
-    "parse_commit",
 ]
-
-_MISSING = object()
-
-
-def _get(body: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any = _MISSING) -> Any:
-    value = body.get(key, _MISSING)
-    if value is _MISSING or value is None:
-        if default is _MISSING:
-            raise CorruptCommitError(f"action is missing required field {key!r}", where)
-        return default
-    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-        raise CorruptCommitError(f"field {key!r} has type {type(value).__name__}, expected {_kind_name(kind)}", where)
-    return value
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(k.__name__ for k in kinds)
-
-
-def _str_map(body: Mapping[str, Any], key: str, where: str, default: Any = _MISSING) -> dict[str, str | None]:
-    """A ``Map[String, String]`` field; Parquet-read maps arrive as lists of pairs."""
-    value = body.get(key, _MISSING)
-    if value is _MISSING or value is None:
-        if default is _MISSING:
-            raise CorruptCommitError(f"action is missing required field {key!r}", where)
-        return default
-    if isinstance(value, list):
-        value = dict(value)
-    if not isinstance(value, dict):
-        raise CorruptCommitError(f"field {key!r} must be a map of strings", where)
-    for k, v in value.items():
-        if not isinstance(k, str) or not (v is None or isinstance(v, str)):
-            raise CorruptCommitError(f"field {key!r} must map strings to strings, found {k!r}: {v!r}", where)
-    return value
 
 
 def dv_unique_id(dv: Mapping[str, Any] | None) -> str | None:
@@ -78,10 +47,6 @@ def dv_unique_id(dv: Mapping[str, Any] | None) -> str | None:
     base = f"{dv.get('storageType', '')}{dv.get('pathOrInlineDv', '')}"
     offset = dv.get("offset")
     return base if offset is None else f"{base}@{offset}"
-
-
-def _compact(body: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in body.items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -104,7 +69,10 @@ class Protocol:
         return frozenset(C.canonical_feature(f) for f in self.writer_features or ())
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"minReaderVersion": self.min_reader_version, "minWriterVersion": self.min_writer_version}
+        body: dict[str, Any] = {
+            "minReaderVersion": self.min_reader_version,
+            "minWriterVersion": self.min_writer_version,
+        }
         if self.reader_features is not None:
             body["readerFeatures"] = list(self.reader_features)
         if self.writer_features is not None:
@@ -377,15 +345,21 @@ class CommitInfo:
 
     values: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def timestamp(self) -> int | None:
-        v = self.values.get("timestamp")
+    def _int(self, key: str) -> int | None:
+        v = self.values.get(key)
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     @property
+    def timestamp(self) -> int | None:
+        return self._int("timestamp")
+
+    @property
     def in_commit_timestamp(self) -> int | None:
-        v = self.values.get("inCommitTimestamp")
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
+        return self._int("inCommitTimestamp")
+
+    @property
+    def read_version(self) -> int | None:
+        return self._int("readVersion")
 
     @property
     def operation(self) -> str | None:
@@ -396,11 +370,6 @@ class CommitInfo:
     def operation_parameters(self) -> Mapping[str, Any]:
         v = self.values.get("operationParameters")
         return v if isinstance(v, dict) else {}
-
-    @property
-    def read_version(self) -> int | None:
-        v = self.values.get("readVersion")
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.values)
@@ -414,7 +383,7 @@ class CommitInfo:
 
 Action = Union[Protocol, Metadata, AddFile, RemoveFile, Txn, DomainMetadata, CommitInfo]
 
-_BY_NAME: dict[str, Any] = {
+ACTIONS_BY_NAME: dict[str, Any] = {
     C.PROTOCOL: Protocol,
     C.METADATA: Metadata,
     C.ADD: AddFile,
@@ -423,7 +392,7 @@ _BY_NAME: dict[str, Any] = {
     C.DOMAIN_METADATA: DomainMetadata,
     C.COMMIT_INFO: CommitInfo,
 }
-_NAME_OF: dict[type, str] = {cls: name for name, cls in _BY_NAME.items()}
+_NAME_OF: dict[type, str] = {cls: name for name, cls in ACTIONS_BY_NAME.items()}
 
 
 def action_name(action: Action) -> str:
@@ -432,45 +401,5 @@ def action_name(action: Action) -> str:
 
 
 def action_to_json(action: Action) -> str:
-    """One newline-free log line for ``action``."""
+    """One newline-free log line for ``action``: ``{"<name>": {...}}``."""
     return json.dumps({_NAME_OF[type(action)]: action.to_dict()}, separators=(",", ":"), ensure_ascii=False)
-
-
-def action_from_dict(name: str, body: Any, where: str) -> Action | None:
-    """Build the action ``name`` from its JSON body; ``None`` for ignored actions."""
-    cls = _BY_NAME.get(name)
-    if cls is None:
-        if name in C.IGNORED_ACTIONS:
-            return None
-        raise UnknownActionError(f"unknown action {name!r}", where)
-    if not isinstance(body, dict):
-        raise CorruptCommitError(f"action {name!r} must be a JSON object", where)
-    return cls.from_dict(body, where)
-
-
-def parse_commit(data: bytes, path: str) -> list[Action]:
-    """All actions of one commit file (newline-delimited JSON, one action per line)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CorruptCommitError(f"not UTF-8 text (byte {exc.start})", path) from exc
-    actions: list[Action] = []
-    seen_line = False
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        seen_line = True
-        where = f"{path} line {lineno}"
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise CorruptCommitError(f"truncated or invalid JSON: {exc}", where) from exc
-        if not isinstance(obj, dict) or len(obj) != 1:
-            raise CorruptCommitError("a log line must be a JSON object with exactly one action key", where)
-        ((name, body),) = obj.items()
-        action = action_from_dict(name, body, where)
-        if action is not None:
-            actions.append(action)
-    if not seen_line:
-        raise CorruptCommitError("empty commit file", path)
-    return actions

@@ -54,7 +54,9 @@ def checkpoint_interval(config: Mapping[str, str]) -> int:
     except ValueError:
         value = 0
     if value <= 0:
-        raise InvalidTablePropertyError(f"table property {C.PROP_CHECKPOINT_INTERVAL}={text!r} must be a positive integer")
+        raise InvalidTablePropertyError(
+            f"table property {C.PROP_CHECKPOINT_INTERVAL}={text!r} must be a positive integer"
+        )
     return value
 
 
@@ -85,4 +87,6 @@ def ict_enablement_version(config: Mapping[str, str]) -> int | None:
     try:
         return int(text)
     except ValueError as exc:
-        raise InvalidTablePropertyError(f"table property {C.PROP_ICT_ENABLEMENT_VERSION}={text!r} is not an integer") from exc
+        raise InvalidTablePropertyError(
+            f"table property {C.PROP_ICT_ENABLEMENT_VERSION}={text!r} is not an integer"
+        ) from exc

@@ -104,11 +104,15 @@ def check_readable(protocol: Protocol, metadata: Metadata, where: str = "table")
             raise UnsupportedFeatureError(f"{where}: unknown reader table feature(s) {', '.join(unknown)}")
         missing = sorted(protocol.reader_feature_set - READER_SUPPORTED - WRITER_ONLY)
         if missing:
-            raise UnsupportedFeatureError(f"{where}: reader table feature(s) not supported by varlake: {', '.join(missing)}")
+            raise UnsupportedFeatureError(
+                f"{where}: reader table feature(s) not supported by varlake: {', '.join(missing)}"
+            )
     mode = metadata.configuration.get(C.PROP_COLUMN_MAPPING_MODE, "none")
     mapping_supported = protocol.min_reader_version == 2 or C.COLUMN_MAPPING in protocol.reader_feature_set
     if mapping_supported and mode.lower() != "none":
-        raise UnsupportedFeatureError(f"{where}: reader table feature {C.COLUMN_MAPPING} (mode {mode!r}) is not supported")
+        raise UnsupportedFeatureError(
+            f"{where}: reader table feature {C.COLUMN_MAPPING} (mode {mode!r}) is not supported"
+        )
 
 
 def check_writable(protocol: Protocol, metadata: Metadata, where: str = "table") -> None:
@@ -211,7 +215,9 @@ def validate_metadata(metadata: Metadata, protocol: Protocol, where: str = "meta
         if f is None:
             raise InvalidCommitError(f"{where}: partition column {col!r} is not a top-level column of the schema")
         if isinstance(f.type, VariantType):
-            raise InvalidCommitError(f"{where}: Variant column {col!r} cannot be a partition column (Variant is not comparable)")
+            raise InvalidCommitError(
+                f"{where}: Variant column {col!r} cannot be a partition column (Variant is not comparable)"
+            )
         if isinstance(f.type, (StructType, ArrayType, MapType)):
             raise InvalidCommitError(f"{where}: partition column {col!r} must have a primitive type")
     reader, writer = _needed_features(schema, dict(metadata.configuration))
@@ -224,5 +230,7 @@ def validate_metadata(metadata: Metadata, protocol: Protocol, where: str = "meta
             )
     for feature in sorted(writer - reader):
         if feature not in _writer_features(protocol):
-            raise InvalidCommitError(f"{where}: the properties need writer table feature {feature}; protocol is {protocol.to_dict()}")
+            raise InvalidCommitError(
+                f"{where}: the properties need writer table feature {feature}; protocol is {protocol.to_dict()}"
+            )
     return schema

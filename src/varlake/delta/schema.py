@@ -33,7 +33,21 @@ __all__ = [
 ]
 
 _PRIMITIVES = frozenset(
-    {"string", "long", "integer", "short", "byte", "float", "double", "boolean", "binary", "date", "timestamp", "timestamp_ntz", "void"}
+    {
+        "string",
+        "long",
+        "integer",
+        "short",
+        "byte",
+        "float",
+        "double",
+        "boolean",
+        "binary",
+        "date",
+        "timestamp",
+        "timestamp_ntz",
+        "void",
+    }
 )
 _DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 
@@ -88,7 +102,12 @@ class StructField:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> Any:
-        return {"name": self.name, "type": self.type.to_json(), "nullable": self.nullable, "metadata": dict(self.metadata)}
+        return {
+            "name": self.name,
+            "type": self.type.to_json(),
+            "nullable": self.nullable,
+            "metadata": dict(self.metadata),
+        }
 
 
 @dataclass(frozen=True)
@@ -227,7 +246,9 @@ def contains_primitive(dtype: DataType, name: str) -> bool:
 
 def variant_arrow_type() -> pa.StructType:
     """The physical (unshredded) Arrow type of a Variant value."""
-    return pa.struct([pa.field("metadata", pa.binary(), nullable=False), pa.field("value", pa.binary(), nullable=False)])
+    return pa.struct(
+        [pa.field("metadata", pa.binary(), nullable=False), pa.field("value", pa.binary(), nullable=False)]
+    )
 
 
 _ARROW_PRIMITIVES: dict[str, pa.DataType] = {

@@ -248,7 +248,6 @@ class LocalStorage(Storage):
             raise StorageError(f"cannot stat {path}: {exc}") from exc
         return FileInfo(path, st.st_size, _mtime_ms(st))
 
-
     def location(self, path: str) -> str:
         return os.path.abspath(self._os_path(path)).replace(os.sep, "/")
 
