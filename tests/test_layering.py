@@ -1,4 +1,4 @@
-"""Imports point one way: codec -> shredding -> io -> expressions -> table -> read -> spark -> cli."""
+"""Imports point one way: codec -> shredding -> io -> expressions -> delta log -> read planners -> Table -> spark -> cli."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "varlake"
-LEVELS = {"errors": -1, "variant": 0, "shred": 1, "io": 2, "expr": 3, "delta": 4, "read": 5, "spark": 6, "cli": 7, "demo": 8}
+LEVELS = {"errors": -1, "variant": 0, "shred": 1, "io": 2, "expr": 3, "delta": 4, "read": 5, "table": 6, "spark": 7, "cli": 8, "demo": 9}
 
 
 def _level(module: str) -> int | None:

@@ -36,9 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from varlake.errors import (
@@ -46,21 +44,17 @@ from varlake.errors import (
     ParquetFooterError,
     StorageFileNotFoundError,
     UnknownColumnError,
-    VarlakeError,
 )
 from varlake.io.thrift_footer import ConvertedType, ParquetNode, PhysicalType, read_schema
 from varlake.shred.layout import recognise_layout
+from varlake.shred.nested import LIST_ELEMENT, MAP_VALUE, ArrowPath, unshred_nested, unshredded_type
 from varlake.shred.project import project_path
-from varlake.shred.unshred import UNSHREDDED_TYPE, unshred_variant
+from varlake.shred.unshred import UNSHREDDED_TYPE
 from varlake.variant.path import VariantPath
 
 __all__ = ["SPARK_ROW_METADATA_KEY", "read_parquet", "variant_column_paths"]
 
 SPARK_ROW_METADATA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
-LIST_ELEMENT = "[]"
-MAP_VALUE = "{}"
-
-ArrowPath = tuple[str, ...]
 Source = str | os.PathLike[str] | BinaryIO
 
 
@@ -293,82 +287,6 @@ def _check_leaf_types(group: ParquetNode, where: str) -> None:
     walk(group, "$", True)
 
 
-# --- rebuilding Variants in place ---------------------------------------------------------------
-
-
-def _rewrite(arr: pa.Array, subpaths: list[ArrowPath], where: str, row_offset: int) -> pa.Array:
-    """Replace the Variants at ``subpaths`` (relative to ``arr``) by their unshredded form."""
-    if () in subpaths:
-        return unshred_variant(arr, where=where, row_offset=row_offset)
-    t = arr.type
-    if pa.types.is_struct(t):
-        children = []
-        flat = arr.flatten()
-        fields = []
-        for i in range(t.num_fields):
-            f = t.field(i)
-            inner = [p[1:] for p in subpaths if p[0] == f.name]
-            child = flat[i]
-            if inner:
-                child = _rewrite(child, inner, f"{where}.{f.name}", row_offset)
-                f = pa.field(f.name, child.type, f.nullable, f.metadata)
-            children.append(child)
-            fields.append(f)
-        return pa.StructArray.from_arrays(children, fields=fields, mask=_null_mask(arr))
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        inner = [p[1:] for p in subpaths if p[0] == LIST_ELEMENT]
-        values = _rewrite(arr.flatten(), inner, f"{where}[*]", 0)
-        offsets = pc.list_value_length(arr).fill_null(0).to_numpy(zero_copy_only=False).cumsum()
-        offs = np.concatenate([[0], offsets]).astype(np.int64 if pa.types.is_large_list(t) else np.int32)
-        cls = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
-        field = pa.field(t.value_field.name, values.type, t.value_field.nullable)
-        return cls.from_arrays(pa.array(offs), values, type=(pa.large_list if cls is pa.LargeListArray else pa.list_)(field), mask=_null_mask(arr))
-    if pa.types.is_map(t):
-        inner = [p[1:] for p in subpaths if p[0] == MAP_VALUE]
-        keys = arr.keys
-        items = _rewrite(arr.items, inner, f"{where}{{}}", 0)
-        new_type = pa.map_(t.key_field, pa.field(t.item_field.name, items.type, t.item_field.nullable))
-        return pa.MapArray.from_arrays(arr.offsets, keys, items, type=new_type, mask=_null_mask(arr))
-    return arr
-
-
-def _null_mask(arr: pa.Array) -> pa.Array | None:
-    if arr.null_count == 0:
-        return None
-    return pc.is_null(arr)
-
-
-def _rewrite_type(t: pa.DataType, subpaths: list[ArrowPath]) -> pa.DataType:
-    if () in subpaths:
-        return UNSHREDDED_TYPE
-    if pa.types.is_struct(t):
-        return pa.struct(
-            [
-                pa.field(f.name, _rewrite_type(f.type, [p[1:] for p in subpaths if p[0] == f.name]), f.nullable, f.metadata)
-                for f in t
-            ]
-        )
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        vt = _rewrite_type(t.value_type, [p[1:] for p in subpaths if p[0] == LIST_ELEMENT])
-        f = pa.field(t.value_field.name, vt, t.value_field.nullable)
-        return pa.large_list(f) if pa.types.is_large_list(t) else pa.list_(f)
-    if pa.types.is_map(t):
-        it = _rewrite_type(t.item_type, [p[1:] for p in subpaths if p[0] == MAP_VALUE])
-        return pa.map_(t.key_field, pa.field(t.item_field.name, it, t.item_field.nullable))
-    return t
-
-
-def _rewrite_column(col: pa.ChunkedArray, subpaths: list[ArrowPath], where: str, row_offset: int) -> pa.ChunkedArray:
-    if not subpaths:
-        return col
-    chunks = []
-    offset = row_offset
-    for chunk in col.chunks:
-        chunks.append(_rewrite(chunk, subpaths, where, offset))
-        offset += len(chunk)
-    return pa.chunked_array(chunks, type=_rewrite_type(col.type, subpaths))
-
-
 # --- path projection planning --------------------------------------------------------------------
 
 
@@ -513,12 +431,15 @@ def read_parquet(
     return _read_with_paths(pf, root, selected, requests, variants, where)
 
 
+def _inner(variants: list[ArrowPath], name: str) -> list[ArrowPath]:
+    return [p[1:] for p in variants if p[0] == name]
+
+
 def _rewrite_table(table: pa.Table, variants: list[ArrowPath], where: str) -> pa.Table:
     columns = []
     fields = []
     for f, col in zip(table.schema, table.columns):
-        sub = [p[1:] for p in variants if p[0] == f.name]
-        col = _rewrite_column(col, sub, f"{where}: column {f.name!r}", 0)
+        col = unshred_nested(col, _inner(variants, f.name), source=where, name=f.name)
         columns.append(col)
         fields.append(pa.field(f.name, col.type, f.nullable, f.metadata))
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=table.schema.metadata))
@@ -542,7 +463,7 @@ def _read_with_paths(
     out_fields = []
     for name in selected:
         f = schema.field(name)
-        out_fields.append(pa.field(name, _rewrite_type(f.type, [p[1:] for p in variants if p[0] == name]), f.nullable, f.metadata))
+        out_fields.append(pa.field(name, unshredded_type(f.type, _inner(variants, name)), f.nullable, f.metadata))
     for req in requests:
         out_fields.append(pa.field(req.output_name, UNSHREDDED_TYPE, True))
     out_schema = pa.schema(out_fields, metadata=schema.metadata)
@@ -558,7 +479,7 @@ def _read_with_paths(
         arrays = []
         for name in selected:
             col = table.column(name)
-            arrays.append(_rewrite_column(col, [p[1:] for p in variants if p[0] == name], f"{where}: column {name!r}", row_offset))
+            arrays.append(unshred_nested(col, _inner(variants, name), source=where, name=name, row_offset=row_offset))
         for req in requests:
             group = table.column(req.column)
             arrays.append(project_path(group, req.path, where=f"{where}: column {req.column!r}", row_offset=row_offset))
