@@ -189,3 +189,7 @@ class ExpressionTypeError(ExpressionError, TypeError):
 
 class ExpressionEvaluationError(ExpressionError):
     """Evaluating a predicate on a row failed, e.g. an ANSI cast of a value that does not convert."""
+
+
+class DataFileMissingError(TableError):
+    """A data file the table's log lists is not in storage."""

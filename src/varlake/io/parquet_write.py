@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,13 +31,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from varlake.errors import ShreddingError
+from varlake.errors import ShreddingError, StorageError
 from varlake.io.parquet_annotate import annotate_variant_columns
 from varlake.shred.infer import infer_shredding_schema
 from varlake.shred.schema import ShreddingSchema, find_variant_columns, is_variant_struct
 from varlake.shred.shred import shred, unshredded
 
 SPARK_ROW_METADATA = b"org.apache.spark.sql.parquet.row.metadata"
+# Keys of the input table's metadata that would describe the wrong file if copied.
+_STALE_KEYS = {SPARK_ROW_METADATA, b"ARROW:schema"}
 DEFAULT_ROW_GROUP_ROWS = 1024 * 1024
 DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024
 AUTO_SAMPLE_ROWS = 100_000
@@ -71,24 +74,33 @@ def _as_path(col: str | Sequence[str]) -> ColumnPath:
 def _resolve_shredding(
     table: pa.Table, columns: list[ColumnPath], shredding: Mapping[Any, SchemaSpec] | Literal["auto"] | None
 ) -> dict[ColumnPath, ShreddingSchema | None]:
-    if shredding is None:
-        return {c: None for c in columns}
-    if isinstance(shredding, str):
-        if shredding != "auto":
-            raise ShreddingError(f"shredding must be None, 'auto' or a mapping, got {shredding!r}")
-        out: dict[ColumnPath, ShreddingSchema | None] = {}
-        for c in columns:
-            arr = _column(table, c)
-            if pa.types.is_struct(arr.type) and arr.type.get_field_index("typed_value") >= 0:
-                out[c] = ShreddingSchema.from_physical(arr.type)
-                continue
+    """The layout of each Variant column; a column that arrives shredded keeps its own."""
+    if isinstance(shredding, str) and shredding != "auto":
+        raise ShreddingError(f"shredding must be None, 'auto' or a mapping, got {shredding!r}")
+    chosen: dict[ColumnPath, SchemaSpec] = {}
+    if isinstance(shredding, Mapping):
+        chosen = {_as_path(k): v for k, v in shredding.items()}
+        unknown = [dotted(k) for k in chosen if k not in columns]
+        if unknown:
+            raise ShreddingError(
+                f"shredding names columns that are not Variant columns: {unknown} (Variant columns: {[dotted(c) for c in columns]})"
+            )
+    out: dict[ColumnPath, ShreddingSchema | None] = {}
+    for c in columns:
+        arr = _column(table, c)
+        existing = ShreddingSchema.from_physical(arr.type)
+        spec = chosen.get(c)
+        if spec is not None:
+            out[c] = ShreddingSchema.parse(spec)
+            if existing is not None and existing != out[c]:
+                raise ShreddingError(f"{dotted(c)}: column is already shredded with a different schema ({existing.ddl})")
+        elif existing is not None:
+            out[c] = existing
+        elif shredding == "auto":
             out[c] = infer_shredding_schema(_sample(arr))
-        return out
-    chosen = {_as_path(k): v for k, v in shredding.items()}
-    unknown = [dotted(k) for k in chosen if k not in columns]
-    if unknown:
-        raise ShreddingError(f"shredding names columns that are not Variant columns: {unknown} (Variant columns: {[dotted(c) for c in columns]})")
-    return {c: (ShreddingSchema.parse(chosen[c]) if chosen.get(c) is not None else None) for c in columns}
+        else:
+            out[c] = None
+    return out
 
 
 def _sample(arr: pa.ChunkedArray | pa.Array) -> pa.Array:
@@ -118,7 +130,7 @@ def _struct_child(arr: pa.StructArray, name: str) -> pa.Array:
     return child
 
 
-def _replace(arr: pa.Array, path: ColumnPath, new_for: dict[ColumnPath, pa.Array], prefix: ColumnPath) -> pa.Array:
+def _replace(arr: pa.Array, new_for: dict[ColumnPath, pa.Array], prefix: ColumnPath) -> pa.Array:
     """Rebuild ``arr`` (at ``prefix``) with the Variant columns below it replaced."""
     if prefix in new_for:
         return new_for[prefix]
@@ -128,23 +140,20 @@ def _replace(arr: pa.Array, path: ColumnPath, new_for: dict[ColumnPath, pa.Array
     fields = []
     for i in range(arr.type.num_fields):
         f = arr.type.field(i)
-        child = _replace(arr.field(i), path, new_for, prefix + (f.name,))
+        child = _replace(arr.field(i), new_for, prefix + (f.name,))
         children.append(child)
         fields.append(pa.field(f.name, child.type, nullable=f.nullable, metadata=f.metadata))
     mask = arr.is_null() if arr.null_count else None
     return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
 
 
-def physical_table(
-    table: pa.Table, layouts: Mapping[ColumnPath, ShreddingSchema | None], column_names: Sequence[ColumnPath] | None = None
-) -> pa.Table:
-    """``table`` with every Variant column in its written layout (shredded or not)."""
+def physical_table(table: pa.Table, layouts: Mapping[ColumnPath, ShreddingSchema | None]) -> pa.Table:
+    """``table`` with every Variant column in its written layout: shredded by its schema,
+    unshredded when the schema is None, or kept as it is when the input is already shredded."""
     new_for: dict[ColumnPath, pa.Array] = {}
     for path, sch in layouts.items():
         arr = _column(table, path)
-        if pa.types.is_struct(arr.type) and arr.type.get_field_index("typed_value") >= 0:
-            if sch is not None and ShreddingSchema.from_physical(arr.type) != sch:
-                raise ShreddingError(f"{dotted(path)}: column is already shredded with a different schema")
+        if ShreddingSchema.from_physical(arr.type) is not None:
             new_for[path] = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
         elif sch is None:
             new_for[path] = unshredded(arr, dotted(path))
@@ -155,7 +164,7 @@ def physical_table(
     for i, f in enumerate(table.schema):
         col = table.column(i)
         if any(p[0] == f.name for p in new_for):
-            col = _replace(col.combine_chunks(), (f.name,), new_for, (f.name,))
+            col = _replace(col.combine_chunks(), new_for, (f.name,))
             fields.append(pa.field(f.name, col.type, nullable=f.nullable, metadata=f.metadata))
         else:
             fields.append(f)
@@ -243,7 +252,11 @@ def write_parquet(
 
     ``shredding``: None (nothing shredded), ``"auto"`` (infer per column from the data) or
     ``{column: schema}`` with schemas as ``ShreddingSchema``, Arrow types or Spark DDL
-    (columns not named stay unshredded). Column names are dotted paths (``"nv.v"``) or tuples.
+    (columns not named stay unshredded; columns that arrive already shredded are written as
+    they are). Column names are dotted paths (``"nv.v"``) or tuples. Rows per row group are
+    ``row_group_size`` (default 1Mi) capped at about ``row_group_bytes`` of Arrow data.
+    Raises ``ShreddingError`` for bad requests or data, ``StorageError`` if the file cannot
+    be written; nothing is left at ``path`` on failure.
     """
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
@@ -257,24 +270,36 @@ def write_parquet(
             raise ShreddingError(f"column {dotted(c)!r} is not a Variant struct<metadata, value>: {t}")
     layouts = _resolve_shredding(table, columns, shredding)
     out = physical_table(table, layouts)
-    metadata = dict(table.schema.metadata or {})
+    metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k not in _STALE_KEYS}
     spark_json = spark_schema_json(table.schema, columns)
     if spark_json is not None:
         metadata[SPARK_ROW_METADATA] = spark_json.encode()
     out = out.replace_schema_metadata(metadata)
     name = os.fspath(path)
-    with pq.ParquetWriter(
-        name,
-        out.schema,
-        compression=compression,
-        compression_level=compression_level,
-        store_decimal_as_integer=True,
-        write_page_index=write_page_index,
-        version="2.6",
-    ) as writer:
-        writer.write_table(out, row_group_size=rows_per_group(out, row_group_size, row_group_bytes))
-    if columns:
-        annotate_variant_columns(name, columns)
+    # Written under a temporary name and renamed once complete and annotated, so a failure
+    # never leaves a half-written or unannotated file at ``path``.
+    tmp = os.path.join(os.path.dirname(name) or ".", f".{os.path.basename(name)}.{uuid.uuid4().hex}.tmp")
+    try:
+        with pq.ParquetWriter(
+            tmp,
+            out.schema,
+            compression=compression,
+            compression_level=compression_level,
+            store_decimal_as_integer=True,
+            write_page_index=write_page_index,
+            version="2.6",
+        ) as writer:
+            writer.write_table(out, row_group_size=rows_per_group(out, row_group_size, row_group_bytes))
+        if columns:
+            annotate_variant_columns(tmp, columns)
+        os.replace(tmp, name)
+    except OSError as exc:
+        raise StorageError(f"{name}: cannot write Parquet file ({exc})") from exc
+    except pa.ArrowException as exc:
+        raise ShreddingError(f"{name}: cannot write Parquet file ({exc})") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
     return WriteResult(
         path=name,
         num_rows=out.num_rows,
