@@ -197,10 +197,27 @@ def reconstruct_level(
     return pc.coalesce(shredded, value_b)
 
 
+def _valid_elements(typed: pa.Array, valid: np.ndarray) -> pa.Array:
+    """The elements of the valid list slots, in order.
+
+    ``ListArray.flatten`` does this too, but pyarrow 26 cannot rebuild lists whose null
+    slots span elements when the elements hold an extension type (UUID); slicing or
+    taking the child array avoids building anything.
+    """
+    offsets = typed.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    starts, ends = offsets[:-1], offsets[1:]
+    values = typed.values
+    if not (~valid & (ends > starts)).any():
+        return values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    keep = valid & (ends > starts)
+    index = np.concatenate([np.arange(a, b) for a, b in zip(starts[keep], ends[keep])]) if keep.any() else np.zeros(0, np.int64)
+    return values.take(pa.array(index, pa.int64()))
+
+
 def _array_level(t: ArrayLayout, typed: pa.Array, tvalid: np.ndarray, rows: np.ndarray, ctx: ReconstructContext) -> pa.Array:
     counts = pc.list_value_length(typed).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     counts = np.where(tvalid, counts, 0)
-    elements = typed.flatten()
+    elements = _valid_elements(typed, tvalid)
     element_rows = np.repeat(rows, counts)
     kids = children_by_name(elements)
     encoded = reconstruct_level(t.element, kids.get("value"), kids.get("typed_value"), element_rows, ctx)
