@@ -84,6 +84,18 @@ def test_skipping_uses_partitions_and_variant_stats(tmp_path: Path) -> None:
     assert got == list(range(120, 131))
 
 
+def test_path_projection(tmp_path: Path) -> None:
+    t = Table.create(tmp_path / "t", "id bigint, v variant", properties={"delta.enableVariantShredding": "true"})
+    t.append([{"id": i, "v": {"a": i, "b": {"c": f"x{i}"}} if i else None} for i in range(5)])
+    got = t.scan(columns=["id"], paths={"v": ["$.a", "$.b.c", "$.nope"]}, filter="id >= 0").to_arrow()
+    assert got.column_names == ["id", "v:$.a", "v:$.b.c", "v:$.nope"]
+    rows = {r["id"]: r for r in got.to_pylist()}
+    as_py = lambda x: None if x is None else Variant(x["metadata"], x["value"]).to_python()  # noqa: E731
+    assert [as_py(rows[i]["v:$.a"]) for i in range(5)] == [None, 1, 2, 3, 4]
+    assert as_py(rows[3]["v:$.b.c"]) == "x3" and rows[3]["v:$.nope"] is None
+    assert t.scan().select_paths("v", "$.a").select("id").to_arrow().column_names == ["id", "v:$.a"]
+
+
 def test_columns_projection_and_unknown_column(tmp_path: Path) -> None:
     t = Table.create(tmp_path / "t", "id bigint, name string, v variant")
     t.append([{"id": 1, "name": "a", "v": [1, 2]}])

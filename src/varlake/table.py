@@ -56,6 +56,7 @@ class Scan:
     filter: str | Predicate | None = None
     columns: tuple[str, ...] | None = None
     version: int | None = None
+    paths: Mapping[str, tuple[str, ...]] | None = None
 
     def where(self, filter: str | Predicate) -> "Scan":
         return replace(self, filter=filter)
@@ -63,13 +64,20 @@ class Scan:
     def select(self, *columns: str) -> "Scan":
         return replace(self, columns=tuple(columns))
 
+    def select_paths(self, column: str, *paths: str) -> "Scan":
+        """Also return the Variant at each of ``paths`` of ``column`` (as ``"<column>:<path>"``),
+        reading only the Parquet columns those paths need."""
+        merged = dict(self.paths or {})
+        merged[column] = tuple(merged.get(column, ())) + tuple(paths)
+        return replace(self, paths=merged)
+
     def plan(self) -> ScanPlan:
         """The files to read after skipping (and those skipped)."""
         snapshot = self.table.snapshot(self.version)
         return plan_scan(snapshot, self.table.log.root_location, self.filter)
 
     def to_arrow(self) -> pa.Table:
-        return read_tasks(self.plan(), self.table.open_file, self.columns)
+        return read_tasks(self.plan(), self.table.open_file, self.columns, self.paths)
 
     def to_pandas(self) -> Any:
         return self.to_arrow().to_pandas()
@@ -170,8 +178,22 @@ class Table:
         checked to stay inside the table root)."""
         return self.open_file(relative_data_path(add.path, self.log.root_location, f"add {add.path!r}"))
 
-    def scan(self, filter: str | Predicate | None = None, columns: Sequence[str] | None = None, version: int | None = None) -> Scan:
-        return Scan(self, filter, tuple(columns) if columns is not None else None, version)
+    def scan(
+        self,
+        filter: str | Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        version: int | None = None,
+        paths: Mapping[str, Sequence[str]] | None = None,
+    ) -> Scan:
+        """A scan: ``filter`` (SQL text or expression), ``columns``, Variant ``paths``
+        (``{"v": ["$.a"]}``), ``version`` for time travel. Call ``.to_arrow()``."""
+        return Scan(
+            self,
+            filter,
+            tuple(columns) if columns is not None else None,
+            version,
+            {c: tuple(p) for c, p in paths.items()} if paths else None,
+        )
 
     # --- writing ----------------------------------------------------------------------------
 

@@ -17,7 +17,9 @@ skipping evaluator reads as "might match".
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import functools
 import json
 from decimal import Decimal
 from typing import Any, Iterator, Mapping
@@ -25,11 +27,16 @@ from typing import Any, Iterator, Mapping
 import pyarrow.parquet as pq
 
 from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructType, VariantType
-from varlake.errors import MalformedVariantError, VarlakeError
+import numpy as np
+
+from varlake.errors import VarlakeError
 from varlake.expr import FileStats, TypeFamily, VariantBound
 from varlake.shred.stats import delta_stats, string_bounds, variant_footer_stats
-from varlake.variant import Float32, decode_variant_stat
+from varlake.variant import Float32, TimestampNanos
+from varlake.variant.constants import FAMILY_OF_PRIMITIVE
 from varlake.variant.constants import TypeFamily as CodecFamily
+from varlake.variant.decoder import MetadataView, guarded, object_entries, primitive_to_python, read_uint, type_info
+from varlake.variant.z85 import ALPHABET as Z85_ALPHABET
 
 ColumnPath = tuple[str, ...]
 DEFAULT_NUM_INDEXED_COLS = 32
@@ -57,7 +64,7 @@ def _set(target: dict[str, Any], path: ColumnPath, value: Any) -> None:
 
 def _get(source: Mapping[str, Any] | None, path: ColumnPath) -> Any:
     for name in path:
-        if not isinstance(source, Mapping) or name not in source:
+        if type(source) is not dict or name not in source:
             return None
         source = source[name]
     return source
@@ -229,23 +236,62 @@ def _typed_bound(type_name: str, raw: Any, is_max: bool) -> Any:
     return None  # float/double/boolean/binary bounds are never trusted
 
 
+_Z85_TABLE = np.full(256, 255, dtype=np.uint8)
+_Z85_TABLE[np.frombuffer(Z85_ALPHABET.encode("ascii"), dtype=np.uint8)] = np.arange(85, dtype=np.uint8)
+_Z85_POWERS = np.array([85**4, 85**3, 85**2, 85, 1], dtype=np.uint64)
+
+
+def _z85_bytes(text: str) -> bytes | None:
+    """Z85 decoding vectorised with numpy (stats are decoded for every file of a scan)."""
+    raw = text.encode("ascii", "replace")
+    if len(raw) % 5:
+        return None
+    digits = _Z85_TABLE[np.frombuffer(raw, dtype=np.uint8)]
+    if (digits == 255).any():
+        return None
+    words = digits.reshape(-1, 5).astype(np.uint64) @ _Z85_POWERS
+    if (words > 0xFFFFFFFF).any():
+        return None
+    return words.astype(">u4").tobytes()
+
+
+@guarded
+def _decode_bounds(data: bytes) -> list[tuple[str, Any, int]]:
+    meta = MetadataView(data)
+    start = meta.strings_start + read_uint(data, meta.strings_start - meta.offset_size, meta.offset_size)
+    if data[start] & 0x03 != 2:
+        return []
+    out = []
+    for key, pos in object_entries(meta, data, start):
+        basic, type_id = type_info(data, pos)
+        if basic == 0:
+            out.append((key, primitive_to_python(data, pos), type_id))
+    return out
+
+
+@functools.lru_cache(maxsize=65536)
+def _variant_bounds_cached(text: str) -> tuple[tuple[str, VariantBound], ...]:
+    data = _z85_bytes(text)
+    if data is None:
+        return ()
+    try:
+        decoded = _decode_bounds(data)
+    except VarlakeError:
+        return ()
+    out = []
+    for key, value, type_id in decoded:
+        family = _FAMILY.get(FAMILY_OF_PRIMITIVE.get(type_id))  # type: ignore[arg-type]
+        if family is None or isinstance(value, TimestampNanos):
+            continue
+        out.append((key, VariantBound(float(value) if isinstance(value, Float32) else value, family)))
+    return tuple(out)
+
+
 def _variant_bounds(column: ColumnPath, text: Any) -> dict[tuple[ColumnPath, str], VariantBound]:
+    """Per-path bounds of a Z85 Variant stat; {} when absent or unreadable (never a wrong bound)."""
     if not isinstance(text, str):
         return {}
-    try:
-        obj = decode_variant_stat(text)
-    except (MalformedVariantError, VarlakeError):
-        return {}
-    out = {}
-    for key, value in obj.items():
-        family = _FAMILY.get(value.type_family)
-        if family is None:
-            continue
-        py = value.to_python()
-        if isinstance(py, Float32):
-            py = float(py)
-        out[(column, key)] = VariantBound(py, family)
-    return out
+    return {(column, key): bound for key, bound in _variant_bounds_cached(text)}
 
 
 def parse_stats(stats: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -266,7 +312,42 @@ def file_stats(
     schema: StructType,
     partition_values: Mapping[str, Any] | None = None,
 ) -> FileStats:
-    """``FileStats`` for the skipping evaluator from an ``add``'s stats and partition values."""
+    """``FileStats`` for the skipping evaluator from an ``add``'s stats and partition values.
+
+    Decoding is cached by stats text: a table's files keep their stats for life, so
+    only the first scan of a snapshot pays for it.
+    """
+    if isinstance(stats, str):
+        base = _file_stats_cached(stats, _schema_key(schema))
+        return dataclasses.replace(base, partition_values=dict(partition_values)) if partition_values else base
+    return _file_stats(stats, schema, partition_values)
+
+
+_SCHEMAS: dict[int, tuple[StructType, str]] = {}
+_SCHEMA_BY_TEXT: dict[str, StructType] = {}
+
+
+def _schema_key(schema: StructType) -> str:
+    """The schema's JSON text, computed once per schema object (held so ids stay unique)."""
+    entry = _SCHEMAS.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        if len(_SCHEMAS) > 256:
+            _SCHEMAS.clear()
+        entry = _SCHEMAS[id(schema)] = (schema, schema.to_schema_string())
+        _SCHEMA_BY_TEXT.setdefault(entry[1], schema)
+    return entry[1]
+
+
+@functools.lru_cache(maxsize=131072)
+def _file_stats_cached(stats: str, schema_text: str) -> FileStats:
+    return _file_stats(stats, _SCHEMA_BY_TEXT[schema_text], None)
+
+
+def _file_stats(
+    stats: str | Mapping[str, Any] | None,
+    schema: StructType,
+    partition_values: Mapping[str, Any] | None,
+) -> FileStats:
     parsed = parse_stats(stats)
     mins: dict[ColumnPath, Any] = {}
     maxs: dict[ColumnPath, Any] = {}

@@ -10,13 +10,13 @@ cannot match, so this decides the answer).
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 
-from varlake.delta.schema import PrimitiveType, StructType, VariantType, to_arrow_schema
+from varlake.delta.schema import PrimitiveType, StructType, VariantType, to_arrow_schema, variant_arrow_type
 from varlake.delta.stats import leaf_columns
 from varlake.errors import DataFileMissingError, TableError
 from varlake.expr import RowEvaluator
@@ -26,6 +26,7 @@ from varlake.variant import Variant
 from varlake.variant.functions import variant_get
 
 FileOpener = Callable[[str], Any]
+VARIANT_ARROW_TYPE = variant_arrow_type()
 
 
 def _variant_get(value: Any, path: str, type_name: str) -> Any:
@@ -68,8 +69,10 @@ def read_task(
     partition_columns: Sequence[str],
     open_file: FileOpener,
     columns: Sequence[str] | None = None,
+    paths: Mapping[str, Sequence[str]] | None = None,
 ) -> pa.Table:
-    """One file as an Arrow table in the table's schema (all columns, or ``columns``)."""
+    """One file as an Arrow table in the table's schema (all columns, or ``columns``), plus a
+    ``"<column>:<path>"`` Variant column per requested path (reading only what they need)."""
     target = to_arrow_schema(schema)
     wanted = list(columns) if columns is not None else target.names
     data_columns = [c for c in wanted if c not in partition_columns]
@@ -82,7 +85,11 @@ def read_task(
         ) from None
     present = [c for c in data_columns if c in available]
     variants = [v for v in _variant_paths(schema) if v.split(".")[0] in present]
-    table = read_parquet(source, columns=present, variant_columns=variants) if present else None
+    path_request = {c: list(p) for c, p in (paths or {}).items() if c in available}
+    if present or path_request:
+        table = read_parquet(source, columns=present, variant_columns=variants or None, paths=path_request or None)
+    else:
+        table = None
     n = task.num_records if table is None else table.num_rows
     if n is None:
         raise TableError(f"{task.relative_path}: file has no numRecords and no data columns to count")
@@ -97,7 +104,16 @@ def read_task(
             arrays.append(_conform(table.column(name), field.type, task.relative_path, name))
         else:
             arrays.append(pa.nulls(n, field.type))
-    return pa.Table.from_arrays(arrays, schema=pa.schema([target.field(c) for c in wanted]))
+    fields = [target.field(c) for c in wanted]
+    for column, requested in (paths or {}).items():
+        for path in requested:
+            name = f"{column}:{path}"
+            fields.append(pa.field(name, VARIANT_ARROW_TYPE))
+            if table is not None and name in table.column_names:
+                arrays.append(_conform(table.column(name), VARIANT_ARROW_TYPE, task.relative_path, name))
+            else:
+                arrays.append(pa.nulls(n, VARIANT_ARROW_TYPE))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
 def _file_column_names(source: Any) -> list[str]:
@@ -123,13 +139,20 @@ def read_tasks(
     plan: ScanPlan,
     open_file: FileOpener,
     columns: Sequence[str] | None = None,
+    paths: Mapping[str, Sequence[str]] | None = None,
 ) -> pa.Table:
-    """Read every task of ``plan``, apply its filter exactly, and project ``columns``."""
+    """Read every task of ``plan``, apply its filter exactly, and project ``columns`` and
+    Variant ``paths`` (``{"v": ["$.a"]}`` adds a ``"v:$.a"`` column of Variants)."""
     target = to_arrow_schema(plan.schema)
     if columns is not None:
         unknown = [c for c in columns if c not in target.names]
         if unknown:
             raise TableError(f"unknown columns {unknown}; the table has {target.names}")
+    for column in paths or {}:
+        if column not in target.names or not isinstance(plan.schema.field(column).type, VariantType):
+            raise TableError(f"paths: {column!r} is not a top-level Variant column")
+    if paths and columns is None:
+        columns = []
     needed = list(columns) if columns is not None else target.names
     if plan.filter is not None and columns is not None:
         from varlake.expr import referenced_columns
@@ -139,13 +162,14 @@ def read_tasks(
     evaluator = RowEvaluator(plan.filter, variant_get=_variant_get) if plan.filter is not None else None
     parts = []
     for task in plan.tasks:
-        part = read_task(task, plan.schema, plan.partition_columns, open_file, needed)
+        part = read_task(task, plan.schema, plan.partition_columns, open_file, needed, paths)
         if evaluator is not None and part.num_rows:
             mask = [r is True for r in evaluator.evaluate_table(part)]
             part = part.filter(pa.array(mask, pa.bool_()))
         parts.append(part)
-    out_schema = pa.schema([target.field(c) for c in needed])
+    path_names = [f"{c}:{p}" for c, ps in (paths or {}).items() for p in ps]
+    out_schema = pa.schema([target.field(c) for c in needed] + [pa.field(n, VARIANT_ARROW_TYPE) for n in path_names])
     table = pa.concat_tables(parts) if parts else out_schema.empty_table()
     if columns is not None:
-        table = table.select(list(columns))
+        table = table.select(list(columns) + path_names)
     return table
