@@ -20,7 +20,7 @@ from varlake.variant.z85 import decode_variant_stat, encode_variant_stat, z85_de
 def parse_json(text: str | bytes, *, allow_duplicate_keys: bool = False) -> Variant:
     """Parse JSON text into a Variant, byte-identical to Spark 4.3's ``parse_json``."""
     metadata, value = parse_json_parts(text, allow_duplicate_keys)
-    return Variant(metadata, value)
+    return Variant.trusted(metadata, value)
 
 
 def try_parse_json(text: str | bytes | None, *, allow_duplicate_keys: bool = False) -> Variant | None:

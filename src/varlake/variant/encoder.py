@@ -1,11 +1,16 @@
 """Writing Variant bytes: one function per primitive, containers, the metadata dictionary.
 
 Choices follow Spark 4.3's ``VariantBuilder`` so that ``parse_json`` output is
-byte-identical to Spark's: dictionary keys in first-seen order (unsorted flag),
-the narrowest id/offset widths, values in insertion order with field ids sorted
-by key. The one deliberate difference: keys are sorted by unsigned UTF-8 bytes as
-the spec requires, where Spark sorts by UTF-16 code units (they differ only for
-keys holding characters >= U+E000).
+byte-identical to Spark's (confirmed by tests/test_spark_oracle_codec.py): dictionary
+keys in first-seen order (unsorted flag), the narrowest metadata offset width that holds
+both the key count and the string bytes, the narrowest id/offset widths in containers,
+``is_large`` only past 255 elements, values in insertion order with field ids sorted by
+key, NaN written with Java's canonical bits, decimals in the narrowest of decimal4/8/16
+that holds both precision and scale. The one deliberate difference: keys are sorted in
+code point order (= unsigned UTF-8 bytes, as the spec requires), where Spark sorts by
+UTF-16 code units (they differ only for keys holding characters >= U+E000 next to
+supplementary characters). ``assemble_object``/``assemble_array`` can also force wider
+widths and the large header, which readers must accept.
 """
 
 from __future__ import annotations
@@ -70,24 +75,45 @@ class MetadataBuilder:
 
         With ``sort`` the ids change, so only use it before encoding values.
         """
-        keys = sorted(self.keys, key=lambda k: k.encode("utf-8")) if sort else self.keys
+        return metadata_from_keys(sorted(self.keys) if sort else self.keys, sort)
+
+
+def metadata_from_keys(keys: Sequence[str], sorted_flag: bool = False) -> bytes:
+    """Metadata holding ``keys`` in this order (their ids); ``sorted_flag`` sets the header bit.
+
+    The offset width is the narrowest that holds both the key count and the string bytes,
+    as Spark chooses it.
+    """
+    try:
         encoded = [k.encode("utf-8") for k in keys]
-        total = sum(map(len, encoded))
-        osz = int_size(max(total, len(encoded)))
-        if 1 + osz * (len(encoded) + 2) + total > SIZE_LIMIT:
-            raise VariantSizeLimitError("Variant metadata exceeds the 128 MiB size limit")
-        header = 0x01 | (0x10 if sort else 0) | ((osz - 1) << 6)
-        offsets = [0]
-        for e in encoded:
-            offsets.append(offsets[-1] + len(e))
-        parts = [bytes((header,)), _uint(len(encoded), osz)]
-        parts.extend(_uint(o, osz) for o in offsets)
-        parts.extend(encoded)
-        return b"".join(parts)
+    except UnicodeEncodeError:
+        raise UnsupportedValueError("object key is not valid Unicode (lone surrogate)") from None
+    n = len(encoded)
+    offsets = [0] * (n + 1)
+    total = 0
+    for i, e in enumerate(encoded):
+        offsets[i] = total
+        total += len(e)
+    offsets[n] = total
+    osz = int_size(max(total, n))
+    if 1 + osz * (n + 2) + total > SIZE_LIMIT:
+        raise VariantSizeLimitError("Variant metadata exceeds the 128 MiB size limit")
+    header = 0x01 | (0x10 if sorted_flag else 0) | ((osz - 1) << 6)
+    if osz == 1:
+        return bytes((header, n, *offsets)) + b"".join(encoded)
+    return b"".join((bytes((header,)), n.to_bytes(osz, "little"), pack_uints(offsets, osz), *encoded))
 
 
-def _uint(value: int, size: int) -> bytes:
-    return value.to_bytes(size, "little")
+_PACKERS = {1: "B", 2: "H", 4: "I"}
+
+
+def pack_uints(values: Sequence[int], size: int) -> bytes:
+    """Little-endian unsigned integers of ``size`` (1-4) bytes each."""
+    if size == 1:
+        return bytes(values)
+    if size == 3:
+        return b"".join(v.to_bytes(3, "little") for v in values)
+    return struct.pack(f"<{len(values)}{_PACKERS[size]}", *values)
 
 
 # --- primitives ----------------------------------------------------------------------------
@@ -119,12 +145,23 @@ def encode_int_as(value: int, type_id: PrimitiveType) -> bytes:
         raise UnsupportedValueError(f"{value} does not fit {type_id.name.lower()}") from None
 
 
+# NaN with Java's canonical bits (doubleToLongBits/floatToIntBits), as Spark writes it.
+_NAN_DOUBLE = b"\x1c\x00\x00\x00\x00\x00\x00\xf8\x7f"
+_NAN_FLOAT = b"\x38\x00\x00\xc0\x7f"
+
+
 def encode_double(value: float) -> bytes:
-    return _F64.pack(0x1C, value)
+    return _F64.pack(0x1C, value) if value == value else _NAN_DOUBLE
 
 
 def encode_float(value: float) -> bytes:
-    return _F32.pack(0x38, value)
+    """A float32 (the value is rounded to the nearest float32; beyond its range is an error)."""
+    if value != value:
+        return _NAN_FLOAT
+    try:
+        return _F32.pack(0x38, value)
+    except OverflowError:
+        raise UnsupportedValueError(f"{value!r} is outside the float32 range") from None
 
 
 def decimal_parts(value: Decimal) -> tuple[int, int, int]:
@@ -156,15 +193,18 @@ def encode_decimal(value: Decimal) -> bytes:
     raise UnsupportedValueError(f"decimal {value} needs more than 38 digits")
 
 
+_DECIMAL_LAYOUTS = {PrimitiveType.DECIMAL4: (4, 9), PrimitiveType.DECIMAL8: (8, 18), PrimitiveType.DECIMAL16: (16, 38)}
+
+
 def encode_decimal_as(unscaled: int, scale: int, type_id: PrimitiveType) -> bytes:
-    """A decimal with an exact physical width (decimal4/8/16)."""
-    width = {PrimitiveType.DECIMAL4: 4, PrimitiveType.DECIMAL8: 8, PrimitiveType.DECIMAL16: 16}[type_id]
-    if not 0 <= scale <= 38:
-        raise UnsupportedValueError(f"decimal scale {scale} outside [0, 38]")
-    try:
-        return bytes((type_id << 2, scale)) + unscaled.to_bytes(width, "little", signed=True)
-    except OverflowError:
-        raise UnsupportedValueError(f"unscaled decimal {unscaled} does not fit {type_id.name.lower()}") from None
+    """A decimal with an exact physical width: decimal4/8/16 hold up to 9/18/38 digits and
+    a scale up to the same (wider values are malformed for Spark and the spec)."""
+    width, digits = _DECIMAL_LAYOUTS[type_id]
+    if not 0 <= scale <= digits:
+        raise UnsupportedValueError(f"decimal scale {scale} outside [0, {digits}] for {type_id.name.lower()}")
+    if not -(10**digits) < unscaled < 10**digits:
+        raise UnsupportedValueError(f"unscaled decimal {unscaled} has more than {digits} digits for {type_id.name.lower()}")
+    return bytes((type_id << 2, scale)) + unscaled.to_bytes(width, "little", signed=True)
 
 
 def encode_date(value: _dt.date) -> bytes:
@@ -211,7 +251,10 @@ def encode_binary(value: bytes) -> bytes:
 
 
 def encode_string(value: str) -> bytes:
-    data = value.encode("utf-8")
+    try:
+        data = value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UnsupportedValueError("string is not valid Unicode (lone surrogate)") from None
     return encode_utf8(data)
 
 
@@ -230,79 +273,93 @@ def encode_uuid(value: uuid.UUID) -> bytes:
 # --- containers ------------------------------------------------------------------------------
 
 
-def encode_array(elements: Sequence[bytes]) -> bytes:
-    """An array of already-encoded values."""
-    n = len(elements)
-    data = b"".join(elements)
-    osz = int_size(len(data))
-    large = n > 0xFF
+def _width(needed: int, forced: int | None, what: str) -> int:
+    """``forced`` when given (it must hold ``needed``), else the narrowest width."""
+    if forced is None:
+        return needed
+    if not needed <= forced <= 4:
+        raise UnsupportedValueError(f"{what} width {forced} cannot hold this container (needs {needed}..4)")
+    return forced
+
+
+def assemble_array(offsets: Sequence[int], data: bytes, *, offset_size: int | None = None,
+                   large: bool | None = None) -> bytes:
+    """An array from its ``n + 1`` offsets (the last is ``len(data)``) and element bytes.
+
+    Widths default to the narrowest (Spark's choice); ``offset_size`` (1-4) and ``large``
+    force wider encodings, which readers must accept as well.
+    """
+    n = len(offsets) - 1
+    osz = _width(int_size(len(data)), offset_size, "offset")
+    if large is None:
+        large = n > 0xFF
+    elif not large and n > 0xFF:
+        raise UnsupportedValueError(f"an array of {n} elements needs the large header")
     header = 0x03 | ((osz - 1) << 2) | (0x10 if large else 0)
-    parts = [bytes((header,)), n.to_bytes(4 if large else 1, "little")]
-    offset = 0
-    offs = bytearray()
-    for e in elements:
-        offs += offset.to_bytes(osz, "little")
-        offset += len(e)
-    offs += offset.to_bytes(osz, "little")
-    parts.append(bytes(offs))
-    parts.append(data)
-    return b"".join(parts)
+    if osz == 1 and not large:
+        return bytes((header, n, *offsets)) + data
+    return b"".join((bytes((header,)), n.to_bytes(4 if large else 1, "little"), pack_uints(offsets, osz), data))
 
 
-def encode_object(fields: Sequence[tuple[str, int, bytes]], allow_duplicates: bool = False) -> bytes:
+def assemble_object(ids: Sequence[int], offsets: Sequence[int], data: bytes, *, id_size: int | None = None,
+                    offset_size: int | None = None, large: bool | None = None) -> bytes:
+    """An object from its field ids and ``n + 1`` offsets, both in sorted-key order, and value bytes.
+
+    Widths default to the narrowest (Spark's choice); ``id_size``/``offset_size`` (1-4) and
+    ``large`` force wider encodings.
+    """
+    n = len(ids)
+    osz = _width(int_size(len(data)), offset_size, "offset")
+    isz = _width(int_size(max(ids, default=0)), id_size, "field id")
+    if large is None:
+        large = n > 0xFF
+    elif not large and n > 0xFF:
+        raise UnsupportedValueError(f"an object of {n} fields needs the large header")
+    header = 0x02 | ((osz - 1) << 2) | ((isz - 1) << 4) | (0x40 if large else 0)
+    if osz == 1 and isz == 1 and not large:
+        return bytes((header, n, *ids, *offsets)) + data
+    return b"".join((bytes((header,)), n.to_bytes(4 if large else 1, "little"),
+                     pack_uints(ids, isz), pack_uints(offsets, osz), data))
+
+
+def encode_array(elements: Sequence[bytes], *, offset_size: int | None = None, large: bool | None = None) -> bytes:
+    """An array of already-encoded values."""
+    offsets = [0] * (len(elements) + 1)
+    total = 0
+    for i, e in enumerate(elements):
+        offsets[i] = total
+        total += len(e)
+    offsets[-1] = total
+    return assemble_array(offsets, b"".join(elements), offset_size=offset_size, large=large)
+
+
+def encode_object(fields: Sequence[tuple[str, int, bytes]], allow_duplicates: bool = False, *,
+                  id_size: int | None = None, offset_size: int | None = None, large: bool | None = None) -> bytes:
     """An object from ``(key, field_id, encoded_value)`` in insertion order.
 
-    Values are laid out in insertion order; ids/offsets are sorted by key bytes. With
-    ``allow_duplicates`` the last value of a repeated key wins (Spark's rule);
-    otherwise a repeated key raises ``DuplicateKeyError``.
+    Values are laid out in insertion order; ids/offsets are sorted by key (code point
+    order, which is UTF-8 byte order). With ``allow_duplicates`` the last value of a
+    repeated key wins (Spark's rule); otherwise a repeated key raises ``DuplicateKeyError``.
     """
-    n = len(fields)
-    if n == 0:
-        return b"\x02\x00\x00"
-    max_id = max(f[1] for f in fields)
-    order = sorted(range(n), key=lambda i: fields[i][0].encode("utf-8"))
-    kept = order
-    for a, b in zip(order, order[1:]):
-        if fields[a][0] == fields[b][0]:
-            if not allow_duplicates:
-                raise DuplicateKeyError(fields[a][0])
-            kept = _last_of_each_key(fields, order)
-            break
-    if kept is order:
-        layout = range(n)
-    else:
-        layout = sorted(kept)
-    offsets = {}
-    offset = 0
-    for i in layout:
-        offsets[i] = offset
-        offset += len(fields[i][2])
-    data_size = offset
-    count = len(kept)
-    osz = int_size(data_size)
-    isz = int_size(max_id)
-    large = count > 0xFF
-    header = 0x02 | ((osz - 1) << 2) | ((isz - 1) << 4) | (0x40 if large else 0)
-    out = bytearray((header,))
-    out += count.to_bytes(4 if large else 1, "little")
-    for i in kept:
-        out += fields[i][1].to_bytes(isz, "little")
-    for i in kept:
-        out += offsets[i].to_bytes(osz, "little")
-    out += data_size.to_bytes(osz, "little")
-    for i in layout:
-        out += fields[i][2]
-    return bytes(out)
-
-
-def _last_of_each_key(fields: Sequence[tuple[str, int, bytes]], order: list[int]) -> list[int]:
-    kept: list[int] = []
-    for i in order:
-        if kept and fields[kept[-1]][0] == fields[i][0]:
-            kept[-1] = max(kept[-1], i)
-        else:
-            kept.append(i)
-    return kept
+    if len({f[0] for f in fields}) != len(fields):
+        if not allow_duplicates:
+            seen: set[str] = set()
+            for f in fields:
+                if f[0] in seen:
+                    raise DuplicateKeyError(f[0])
+                seen.add(f[0])
+        last = {f[0]: i for i, f in enumerate(fields)}
+        fields = [f for i, f in enumerate(fields) if last[f[0]] == i]
+    offsets = [0] * len(fields)
+    total = 0
+    for i, f in enumerate(fields):
+        offsets[i] = total
+        total += len(f[2])
+    order = sorted(range(len(fields)), key=lambda i: fields[i][0])
+    sorted_offsets = [offsets[i] for i in order]
+    sorted_offsets.append(total)
+    return assemble_object([fields[i][1] for i in order], sorted_offsets, b"".join(f[2] for f in fields),
+                           id_size=id_size, offset_size=offset_size, large=large)
 
 
 # --- Python values ---------------------------------------------------------------------------
@@ -323,7 +380,7 @@ def encode_python(obj: object, meta: MetadataBuilder, depth: int = 0) -> bytes:
         return encode_string(obj)  # type: ignore[arg-type]
     if t is float:
         return encode_double(obj)  # type: ignore[arg-type]
-    if depth > 10_000:
+    if depth >= 10_000:
         raise UnsupportedValueError("value nested more than 10000 levels deep")
     if isinstance(obj, dict):
         fields = []
@@ -355,10 +412,7 @@ def encode_scalar(obj: object) -> bytes:
     if isinstance(obj, float):
         return encode_double(obj)
     if isinstance(obj, str):
-        try:
-            return encode_string(obj)
-        except UnicodeEncodeError:
-            raise UnsupportedValueError("string is not valid Unicode (lone surrogate)") from None
+        return encode_string(obj)
     if isinstance(obj, Decimal):
         return encode_decimal(obj)
     if isinstance(obj, (bytes, bytearray, memoryview)):

@@ -6,7 +6,7 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
-from varlake.errors import MalformedVariantError
+from varlake.errors import MalformedVariantError, UnsupportedValueError, VarlakeError
 from varlake.variant import decoder as dec
 from varlake.variant.constants import FAMILY_OF_PRIMITIVE, BasicType, PrimitiveType, TypeFamily
 from varlake.variant.encoder import MetadataBuilder, check_size, encode_python
@@ -49,8 +49,21 @@ class Variant:
         ``UnsupportedValueError``. Aware datetimes become ``timestamp``, naive ones
         ``timestamp_ntz``."""
         meta = MetadataBuilder()
-        value = check_size(encode_python(obj, meta))
+        try:
+            value = check_size(dec.with_deep_stack(encode_python, obj, meta))
+        except RecursionError:
+            raise UnsupportedValueError("value nested too deeply to encode") from None
         return cls(meta.build(), value)
+
+    @classmethod
+    def trusted(cls, metadata: bytes, value: bytes) -> "Variant":
+        """A Variant of ``bytes`` the codec itself just wrote or checked: no copy, no header
+        checks (the fast path of ``parse_json`` and navigation)."""
+        v = object.__new__(cls)
+        _SET_METADATA(v, metadata)
+        _SET_VALUE(v, value)
+        _SET_HASH(v, None)
+        return v
 
     @classmethod
     def null(cls) -> "Variant":
@@ -135,7 +148,7 @@ class Variant:
         size = dec.value_size(self._value, pos)
         if pos + size > len(self._value):
             raise MalformedVariantError("nested value runs past the end", pos)
-        return Variant(self._metadata, self._value[pos : pos + size])
+        return Variant.trusted(self._metadata, self._value[pos : pos + size])
 
     @dec.guarded
     def _locate(self, segments: tuple[Segment, ...]) -> int | None:
@@ -149,7 +162,8 @@ class Variant:
                     return None
                 if meta is None:
                     meta = dec.metadata_view(self._metadata)
-                found = dec.object_field(meta, value, pos, seg.encode("utf-8"))
+                # a lone surrogate in a path key matches no (valid UTF-8) key
+                found = dec.object_field(meta, value, pos, seg.encode("utf-8", "surrogatepass"))
             else:
                 if basic != 3:
                     return None
@@ -220,7 +234,8 @@ class Variant:
     @dec.guarded
     def canonical(self) -> Any:
         """A hashable Python form that is equal exactly when the Variants are logically equal."""
-        return _canonical(dec.metadata_view(self._metadata), self._value, 0, dec.Budget(self._value))
+        meta = dec.metadata_view(self._metadata)
+        return _canonical(meta, meta.keys(), self._value, 0, dec.Budget(self._value))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Variant):
@@ -239,7 +254,7 @@ class Variant:
     def __repr__(self) -> str:
         try:
             text = self.to_json()
-        except MalformedVariantError as exc:
+        except VarlakeError as exc:
             text = f"<malformed: {exc}>"
         if len(text) > 200:
             text = text[:197] + "..."
@@ -249,30 +264,44 @@ class Variant:
         return (Variant, (self._metadata, self._value))
 
 
-def _canonical(meta: dec.MetadataView, value: bytes, pos: int, budget: dec.Budget) -> Any:
-    basic = value[pos] & 0x03
-    if basic == 2:
-        entries = dec.object_entries(meta, value, pos)
-        budget.spend(len(entries), pos)
-        return ("o", frozenset((k, _canonical(meta, value, p, budget)) for k, p in entries))
-    if basic == 3:
-        positions = dec.array_positions(value, pos)
-        budget.spend(len(positions), pos)
-        return ("a", tuple(_canonical(meta, value, p, budget) for p in positions))
+_SET_METADATA = Variant.__dict__["_metadata"].__set__
+_SET_VALUE = Variant.__dict__["_value"].__set__
+_SET_HASH = Variant.__dict__["_hash"].__set__
+
+
+def _canonical(meta: dec.MetadataView, keys: list[str], value: bytes, pos: int, budget: dec.Budget) -> Any:
+    """Hashable form of the value at ``pos``: equal exactly for logically equal values.
+
+    Numbers of the exact-numeric family (int8-64, decimal4-16) meet as ``Decimal`` /
+    ``int`` (which compare and hash alike across types), short and long strings as
+    ``str``, objects as frozensets of members (order and ids do not matter).
+    """
+    header = value[pos]
+    basic = header & 0x03
     if basic == 1:
         return ("s", dec.primitive_to_python(value, pos))
-    t = value[pos] >> 2
+    if basic == 2:
+        ids, offs, data = dec.object_ids_offsets(meta, value, pos)
+        budget.spend(len(ids), pos)
+        return ("o", frozenset([(keys[i], _canonical(meta, keys, value, data + o, budget)) for i, o in zip(ids, offs)]))
+    if basic == 3:
+        n, osz, offs_at, data = dec.array_layout(value, pos)
+        budget.spend(n, pos)
+        return ("a", tuple([_canonical(meta, keys, value, data + o, budget) for o in dec.read_uints(value, offs_at, n, osz)]))
+    t = header >> 2
     family = FAMILY_OF_PRIMITIVE.get(t)
     if family is None:
         raise MalformedVariantError(f"unknown primitive type id {t}", pos)
     if t in (12, 13):
         return (family, _I64.unpack_from(value, pos + 1)[0] * 1000)
-    if t in (18, 19):
+    if t in (18, 19, 17):
         return (family, _I64.unpack_from(value, pos + 1)[0])
     if t == 11:
         return (family, _I32.unpack_from(value, pos + 1)[0])
-    if t == 17:
-        return (family, _I64.unpack_from(value, pos + 1)[0])
+    if t == 15 or t == 16:
+        budget.take(dec.payload_length(value, pos), pos)
+        if t == 16:
+            return ("s", dec.primitive_to_python(value, pos))
     py = dec.primitive_to_python(value, pos)
     if t in (7, 14) and py != py:
         return (family, "NaN")

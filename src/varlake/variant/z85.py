@@ -63,15 +63,19 @@ def encode_variant_stat(variant: Variant) -> str:
 def decode_variant_stat(text: str) -> Variant:
     """The Variant of a Delta stats string (padding dropped, bytes validated)."""
     data = z85_decode(text)
-    try:
-        meta = dec.MetadataView(data)
-        meta_end = meta.strings_start + dec.read_uint(data, meta.strings_start - meta.offset_size, meta.offset_size)
-        size = dec.value_size(data, meta_end)
-    except IndexError:
-        raise MalformedVariantError("Variant statistic is truncated", None, "stats") from None
-    end = meta_end + size
+    meta_end, end = _stat_extent(data)
     if end > len(data) or any(data[end:]):
         raise MalformedVariantError("Variant statistic has non-zero bytes after the value", end, "stats")
     variant = Variant(data[:meta_end], data[meta_end:end])
     variant.validate()
     return variant
+
+
+@dec.guarded
+def _stat_extent(data: bytes) -> tuple[int, int]:
+    """``(end of the metadata, end of the value)`` in decoded ``metadata‖value‖padding``."""
+    meta = dec.MetadataView(data)
+    meta_end = meta.strings_start + dec.read_uint(data, meta.strings_start - meta.offset_size, meta.offset_size)
+    if meta_end >= len(data):
+        raise MalformedVariantError("Variant statistic has no value after its metadata", meta_end, "stats")
+    return meta_end, meta_end + dec.value_size(data, meta_end)
