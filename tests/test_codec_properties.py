@@ -211,7 +211,7 @@ def test_sorted_metadata_lookups(keys: list[str], probes: list[str], rnd: random
     for i, k in enumerate(insertion):
         assert view.field_ids(k.encode()) == (builder.ids[k],)
         assert v[k].to_python() == i
-        assert v.get("$['" + k.replace("\\", "\\\\").replace("'", "\\'") + "']") == v[k]
+        assert v.get(VariantPath.from_normalized("$['" + k.replace("\\", "\\\\").replace("'", "\\'") + "']")) == v[k]
     for p in probes:
         if p not in keys:
             assert view.field_ids(p.encode()) == ()

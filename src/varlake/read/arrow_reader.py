@@ -22,7 +22,7 @@ from varlake.errors import DataFileMissingError, TableError
 from varlake.expr import RowEvaluator
 from varlake.io.parquet_read import read_parquet
 from varlake.read.planner import ScanPlan, ScanTask
-from varlake.variant import Variant
+from varlake.variant import Variant, VariantPath
 from varlake.variant.functions import variant_get
 
 FileOpener = Callable[[str], Any]
@@ -30,9 +30,10 @@ VARIANT_ARROW_TYPE = variant_arrow_type()
 
 
 def _variant_get(value: Any, path: str, type_name: str) -> Any:
+    """The row evaluator's extraction: ``path`` is the expression layer's normalized path."""
     if value is None:
         return None
-    return variant_get(Variant(value["metadata"], value["value"]), path, type_name)
+    return variant_get(Variant(value["metadata"], value["value"]), VariantPath.from_normalized(path), type_name)
 
 
 def _partition_value(text: str | None, type_name: str) -> Any:

@@ -65,7 +65,6 @@ __all__ = [
 ]
 
 _Compiled = tuple[bytes | int, ...]
-_INT32_MAX = (1 << 31) - 1
 
 
 # --- paths ---------------------------------------------------------------------------------------
@@ -73,49 +72,8 @@ _INT32_MAX = (1 << 31) - 1
 
 @functools.lru_cache(maxsize=4096)
 def parse_variant_path(text: str) -> VariantPath:
-    """Parse a ``variant_get`` path with Spark's exact grammar (``VariantPathParser``).
-
-    ``$`` then any of ``.key`` (a key runs to the next ``.`` or ``[``, so it may hold spaces
-    or quotes), ``['key']``, ``["key"]`` (no escapes) and ``[index]`` (ASCII digits that fit
-    an int). Anything else raises ``InvalidPathError``, as Spark raises INVALID_VARIANT_GET_PATH.
-    """
-    if not isinstance(text, str):
-        raise InvalidPathError(f"variant_get path must be a string, got {type(text).__name__}")
-    if not text.startswith("$"):
-        raise InvalidPathError(f"The path `{text}` is not a valid variant extraction path: it must start with '$'")
-    segments: list[str | int] = []
-    i, n = 1, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == ".":
-            j = i + 1
-            while j < n and text[j] not in ".[":
-                j += 1
-            if j == i + 1:
-                raise _bad_path(text, i)
-            segments.append(text[i + 1 : j])
-            i = j
-        elif ch == "[" and i + 1 < n and text[i + 1] in "'\"":
-            quote = text[i + 1]
-            close = text.find(quote, i + 2)
-            if close < 0 or close + 1 >= n or text[close + 1] != "]":
-                raise _bad_path(text, i)
-            segments.append(text[i + 2 : close])
-            i = close + 2
-        elif ch == "[":
-            close = text.find("]", i + 1)
-            digits = text[i + 1 : close] if close > 0 else ""
-            if not digits or not all("0" <= c <= "9" for c in digits) or int(digits) > _INT32_MAX:
-                raise _bad_path(text, i)
-            segments.append(int(digits))
-            i = close + 1
-        else:
-            raise _bad_path(text, i)
-    return VariantPath(tuple(segments))
-
-
-def _bad_path(text: str, at: int) -> InvalidPathError:
-    return InvalidPathError(f"The path `{text}` is not a valid variant extraction path (at character {at})")
+    """Parse a ``variant_get`` path with Spark's exact grammar (see ``VariantPath.parse``)."""
+    return VariantPath.parse(text)
 
 
 def _encode_segments(path: VariantPath) -> _Compiled:

@@ -1,9 +1,12 @@
 """Variant paths: Spark's JSON path syntax, parsed once into a reusable object.
 
-Accepted: ``$``, ``.name``, ``['name']``, ``["name"]``, ``[3]`` (Spark's
-``variant_get`` grammar), and the SQL shorthand ``col:a.b[0]::type`` through
-``parse_shorthand``. ``normalized`` renders RFC 9535 normalized paths
-(``$['a']['b'][0]``), the keys Delta uses for Variant statistics.
+``VariantPath.parse`` follows Spark's ``variant_get`` grammar exactly: ``$`` then any of
+``.key`` (a key runs to the next ``.`` or ``[``, so it may hold spaces or quotes),
+``['key']`` / ``["key"]`` (no escapes) and ``[index]`` (ASCII digits that fit an int);
+anything else raises ``InvalidPathError`` as Spark raises INVALID_VARIANT_GET_PATH.
+The SQL shorthand ``col:a.b[0]::type`` goes through ``parse_shorthand``.
+``normalized`` renders RFC 9535 normalized paths (``$['a']['b'][0]``), the keys Delta
+uses for Variant statistics, and ``VariantPath.from_normalized`` reads them back.
 """
 
 from __future__ import annotations
@@ -27,7 +30,12 @@ class VariantPath:
 
     @staticmethod
     def parse(text: str) -> "VariantPath":
-        """Parse Spark JSON path text (must start with ``$``); cached."""
+        """Parse ``variant_get`` path text with Spark's grammar; cached."""
+        return _parse_spark(text)
+
+    @staticmethod
+    def from_normalized(text: str) -> "VariantPath":
+        """Parse an RFC 9535 normalized path (escapes inside quotes), e.g. a Delta stats key."""
         return _parse_cached(text)
 
     @property
@@ -141,6 +149,50 @@ def _parse_segments(text: str, i: int, where: str, dotted_first: bool = False) -
         else:
             raise InvalidPathError(f"unexpected {ch!r} at position {i} of path {where!r}")
     return tuple(segs), i
+
+
+_INT32_MAX = (1 << 31) - 1
+
+
+def _bad_path(text: str, at: int) -> InvalidPathError:
+    return InvalidPathError(f"The path `{text}` is not a valid variant extraction path (at character {at})")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_spark(text: str) -> VariantPath:
+    if not isinstance(text, str):
+        raise InvalidPathError(f"variant_get path must be a string, got {type(text).__name__}")
+    if not text.startswith("$"):
+        raise InvalidPathError(f"The path `{text}` is not a valid variant extraction path: it must start with '$'")
+    segments: list[Segment] = []
+    i, n = 1, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == ".":
+            j = i + 1
+            while j < n and text[j] not in ".[":
+                j += 1
+            if j == i + 1:
+                raise _bad_path(text, i)
+            segments.append(text[i + 1 : j])
+            i = j
+        elif ch == "[" and i + 1 < n and text[i + 1] in "'\"":
+            quote = text[i + 1]
+            close = text.find(quote, i + 2)
+            if close < 0 or close + 1 >= n or text[close + 1] != "]":
+                raise _bad_path(text, i)
+            segments.append(text[i + 2 : close])
+            i = close + 2
+        elif ch == "[":
+            close = text.find("]", i + 1)
+            digits = text[i + 1 : close] if close > 0 else ""
+            if not digits or not all("0" <= c <= "9" for c in digits) or int(digits) > _INT32_MAX:
+                raise _bad_path(text, i)
+            segments.append(int(digits))
+            i = close + 1
+        else:
+            raise _bad_path(text, i)
+    return VariantPath(tuple(segments))
 
 
 @functools.lru_cache(maxsize=4096)
