@@ -166,31 +166,32 @@ class LocalStorage(Storage):
         except OSError as exc:
             raise StorageError(f"cannot read {path}: {exc}") from exc
 
-    def _write_temp(self, target: str, data: bytes) -> str:
-        """Write ``data`` to a fresh hidden file beside ``target``, fsynced."""
-        directory = os.path.dirname(target) or "."
-        os.makedirs(directory, exist_ok=True)
-        tmp = os.path.join(directory, f"{_TMP_PREFIX}{uuid.uuid4().hex}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            _silent_unlink(tmp)
-            raise
-        os.close(fd)
-        return tmp
-
-    def write_if_absent(self, path: str, data: bytes) -> bool:
+    def _write_temp(self, path: str, data: bytes) -> tuple[str, str]:
+        """Write ``data`` to a fresh hidden file beside ``path``, fsynced; returns the local
+        target and the temporary file (the caller links or renames one onto the other)."""
         target = self._os_path(path)
         try:
-            tmp = self._write_temp(target, data)
+            directory = os.path.dirname(target) or "."
+            os.makedirs(directory, exist_ok=True)
+            tmp = os.path.join(directory, f"{_TMP_PREFIX}{uuid.uuid4().hex}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            except BaseException:
+                os.close(fd)
+                _silent_unlink(tmp)
+                raise
+            os.close(fd)
         except OSError as exc:
             raise StorageError(f"cannot write {path}: {exc}") from exc
+        return target, tmp
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        target, tmp = self._write_temp(path, data)
         try:
             os.link(tmp, target)
         except FileExistsError:
@@ -206,11 +207,7 @@ class LocalStorage(Storage):
         return True
 
     def write(self, path: str, data: bytes) -> None:
-        target = self._os_path(path)
-        try:
-            tmp = self._write_temp(target, data)
-        except OSError as exc:
-            raise StorageError(f"cannot write {path}: {exc}") from exc
+        target, tmp = self._write_temp(path, data)
         try:
             os.replace(tmp, target)
         except OSError as exc:

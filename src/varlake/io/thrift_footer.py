@@ -6,22 +6,20 @@ group annotations nowhere but in a debug string. The spec says a Variant column 
 physical/logical types a shredded ``typed_value`` may use (Arrow types alone cannot
 tell ``TIME(true)`` from ``TIME(false)`` or INT96 from INT64 nanos). So we decode
 ``FileMetaData.schema`` ourselves: only field 2 of the footer is parsed; the row
-groups after it are never touched.
-
-The decoder is bounded: every length is checked against the bytes left, nesting
-is capped, and any inconsistency raises ``ParquetFooterError`` naming the source
-and byte offset.
+groups after it are never touched. The bounded decoder is ``thrift_compact``'s
+(shared with ``parquet_annotate``); any inconsistency raises ``ParquetFooterError``
+naming the source and byte offset.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, BinaryIO
 
 from varlake.errors import ParquetFooterError
+from varlake.io.thrift_compact import MAX_DEPTH, T_FALSE, T_LIST, T_TRUE, CompactReader, ThriftStruct
 
 __all__ = [
     "ConvertedType",
@@ -36,8 +34,6 @@ __all__ = [
 
 _MAGIC = b"PAR1"
 _MAGIC_ENCRYPTED = b"PARE"
-_MAX_DEPTH = 64
-_DOUBLE = struct.Struct("<d")
 
 
 class PhysicalType(IntEnum):
@@ -182,136 +178,25 @@ class ParquetNode:
         return f"{rep} {kind} {self.name}{note}"
 
 
-# --- compact protocol -------------------------------------------------------------------
-
-
-class _Reader:
-    """Thrift compact protocol over a bytes buffer, bounds-checked."""
-
-    __slots__ = ("buf", "pos", "source")
-
-    def __init__(self, buf: bytes, source: str) -> None:
-        self.buf = buf
-        self.pos = 0
-        self.source = source
-
-    def fail(self, what: str) -> ParquetFooterError:
-        return ParquetFooterError(f"{self.source}: corrupt Parquet footer: {what} (footer byte {self.pos})")
-
-    def byte(self) -> int:
-        if self.pos >= len(self.buf):
-            raise self.fail("unexpected end of footer")
-        b = self.buf[self.pos]
-        self.pos += 1
-        return b
-
-    def varint(self) -> int:
-        result = shift = 0
-        while True:
-            b = self.byte()
-            result |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return result
-            shift += 7
-            if shift > 63:
-                raise self.fail("varint longer than 10 bytes")
-
-    def zigzag(self) -> int:
-        n = self.varint()
-        return (n >> 1) ^ -(n & 1)
-
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.buf):
-            raise self.fail(f"length {n} runs past the end of the footer")
-        out = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return out
-
-    def value(self, ttype: int, depth: int) -> Any:
-        """Read one value of compact type ``ttype``; structs become ``{field_id: value}``."""
-        if depth > _MAX_DEPTH:
-            raise self.fail("nesting deeper than 64")
-        if ttype == 1:
-            return True
-        if ttype == 2:
-            return False
-        if ttype == 3:
-            b = self.byte()
-            return b - 256 if b > 127 else b
-        if ttype in (4, 5, 6):
-            return self.zigzag()
-        if ttype == 7:
-            return _DOUBLE.unpack(self.take(8))[0]
-        if ttype == 8:
-            return self.take(self.varint())
-        if ttype in (9, 10):
-            header = self.byte()
-            size = header >> 4
-            etype = header & 0x0F
-            if size == 15:
-                size = self.varint()
-            if size > len(self.buf) - self.pos:
-                raise self.fail(f"list of {size} elements cannot fit")
-            if etype in (1, 2):  # booleans inside containers are one byte each
-                return [self.byte() == 1 for _ in range(size)]
-            return [self.value(etype, depth + 1) for _ in range(size)]
-        if ttype == 11:
-            size = self.varint()
-            if size == 0:
-                return {}
-            if size > len(self.buf) - self.pos:
-                raise self.fail(f"map of {size} entries cannot fit")
-            kv = self.byte()
-            return {self._hashable(self.value(kv >> 4, depth + 1)): self.value(kv & 0x0F, depth + 1) for _ in range(size)}
-        if ttype == 12:
-            return self.struct(depth + 1)
-        if ttype == 13:
-            return self.take(16)
-        raise self.fail(f"unknown compact type {ttype}")
-
-    @staticmethod
-    def _hashable(v: Any) -> Any:
-        return tuple(v) if isinstance(v, list) else v
-
-    def fields(self, depth: int) -> Iterator[tuple[int, int]]:
-        """Yield ``(field_id, type)`` headers of a struct until STOP; the caller reads each value."""
-        last = 0
-        while True:
-            header = self.byte()
-            if header == 0:
-                return
-            ttype = header & 0x0F
-            delta = header >> 4
-            fid = last + delta if delta else self.zigzag()
-            last = fid
-            yield fid, ttype
-
-    def struct(self, depth: int) -> dict[int, Any]:
-        out: dict[int, Any] = {}
-        for fid, ttype in self.fields(depth):
-            out[fid] = self.value(ttype, depth)
-        return out
-
-
 # --- schema --------------------------------------------------------------------------------
 
 
-def _logical(raw: Any, reader: _Reader) -> LogicalType | None:
-    if not isinstance(raw, dict) or not raw:
+def _logical(raw: Any) -> LogicalType | None:
+    if not isinstance(raw, ThriftStruct) or not raw.fields:
         return None
-    member, params = next(iter(raw.items()))
-    kind = _LOGICAL_KINDS.get(member, f"UNKNOWN_LOGICAL_{member}")
-    params = params if isinstance(params, dict) else {}
+    member = raw.fields[0]
+    kind = _LOGICAL_KINDS.get(member.id, f"UNKNOWN_LOGICAL_{member.id}")
+    params = member.value if isinstance(member.value, ThriftStruct) else ThriftStruct()
     if kind in ("TIME", "TIMESTAMP"):
-        unit_raw = params.get(2)
-        unit = _TIME_UNITS.get(next(iter(unit_raw)), "?") if isinstance(unit_raw, dict) and unit_raw else None
-        return LogicalType(kind, unit=unit, utc=bool(params.get(1, False)))
+        unit_raw = params.value_of(2)
+        unit = _TIME_UNITS.get(unit_raw.fields[0].id, "?") if isinstance(unit_raw, ThriftStruct) and unit_raw.fields else None
+        return LogicalType(kind, unit=unit, utc=bool(params.value_of(1, False)))
     if kind == "INTEGER":
-        return LogicalType(kind, bit_width=params.get(1), signed=bool(params.get(2, True)))
+        return LogicalType(kind, bit_width=params.value_of(1), signed=bool(params.value_of(2, True)))
     if kind == "DECIMAL":
-        return LogicalType(kind, scale=params.get(1), precision=params.get(2))
+        return LogicalType(kind, scale=params.value_of(1), precision=params.value_of(2))
     if kind == "VARIANT":
-        return LogicalType(kind, version=params.get(1))
+        return LogicalType(kind, version=params.value_of(1))
     return LogicalType(kind)
 
 
@@ -324,23 +209,24 @@ def _enum(cls: type[IntEnum], raw: Any) -> Any:
         return raw
 
 
-def _schema_elements(reader: _Reader) -> list[dict[int, Any]]:
+def _schema_elements(reader: CompactReader) -> list[ThriftStruct]:
     """Read FileMetaData up to and including field 2 (schema) and stop there."""
-    for fid, ttype in reader.fields(0):
+    for fid, ttype in reader.field_headers():
         if fid == 2:
-            if ttype != 9:
+            if ttype != T_LIST:
                 raise reader.fail("FileMetaData.schema is not a list")
-            elements = reader.value(ttype, 1)
-            if not all(isinstance(e, dict) for e in elements):
+            elements = reader.value(ttype, 1).items
+            if not all(isinstance(e, ThriftStruct) for e in elements):
                 raise reader.fail("schema element is not a struct")
             return elements
-        reader.value(ttype, 1)
+        if ttype not in (T_TRUE, T_FALSE):
+            reader.value(ttype, 1)
     raise reader.fail("FileMetaData has no schema")
 
 
 def parse_file_schema(footer: bytes, source: str = "<footer>") -> ParquetNode:
     """The schema tree (root group) of a serialized ``FileMetaData``."""
-    reader = _Reader(footer, source)
+    reader = CompactReader(footer, source)
     elements = _schema_elements(reader)
     if not elements:
         raise reader.fail("empty schema")
@@ -351,27 +237,27 @@ def parse_file_schema(footer: bytes, source: str = "<footer>") -> ParquetNode:
         nonlocal pos, leaf_counter
         if pos >= len(elements):
             raise reader.fail("schema element count does not match num_children")
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             raise reader.fail("schema nested deeper than 64")
         e = elements[pos]
         pos += 1
-        raw_name = e.get(4)
+        raw_name = e.value_of(4)
         if not isinstance(raw_name, bytes):
             raise reader.fail(f"schema element {pos - 1} has no name")
         name = raw_name.decode("utf-8", errors="replace")
         node = ParquetNode(
             name=name,
-            repetition=_enum(Repetition, e.get(3)),
-            physical_type=_enum(PhysicalType, e.get(1)),
-            type_length=e.get(2),
-            converted_type=_enum(ConvertedType, e.get(6)),
-            scale=e.get(7),
-            precision=e.get(8),
-            field_id=e.get(9),
-            logical=_logical(e.get(10), reader),
+            repetition=_enum(Repetition, e.value_of(3)),
+            physical_type=_enum(PhysicalType, e.value_of(1)),
+            type_length=e.value_of(2),
+            converted_type=_enum(ConvertedType, e.value_of(6)),
+            scale=e.value_of(7),
+            precision=e.value_of(8),
+            field_id=e.value_of(9),
+            logical=_logical(e.value_of(10)),
             path=parent_path + (name,) if depth > 0 else (),
         )
-        n_children = e.get(5)
+        n_children = e.value_of(5)
         if node.physical_type is None:
             if not isinstance(n_children, int) or n_children < 0:
                 raise reader.fail(f"group {name!r} has no num_children")
@@ -391,7 +277,7 @@ def parse_file_schema(footer: bytes, source: str = "<footer>") -> ParquetNode:
 def read_footer_bytes(handle: BinaryIO, size: int, source: str) -> bytes:
     """The serialized FileMetaData at the end of a Parquet file (``handle`` is seekable)."""
     if size < 12:
-        raise ParquetFooterError(f"{source}: not a Parquet file ({size} bytes)")
+        raise ParquetFooterError(f"{source}: not a Parquet file ({size} bytes is too small)")
     handle.seek(size - 8)
     tail = handle.read(8)
     if len(tail) != 8:

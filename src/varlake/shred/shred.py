@@ -203,23 +203,6 @@ class _Rows:
         self.dicts = dicts
 
 
-_UNPACKERS: dict[tuple[int, int], struct.Struct] = {}
-
-
-def _uints(b: bytes, start: int, count: int, size: int) -> Sequence[int]:
-    """``count`` little-endian unsigned ints of ``size`` bytes at ``start`` (in bounds)."""
-    if size == 1:
-        return b[start : start + count]
-    if size == 3:
-        return [int.from_bytes(b[start + 3 * k : start + 3 * k + 3], "little") for k in range(count)]
-    unpacker = _UNPACKERS.get((size, count))
-    if unpacker is None:
-        if len(_UNPACKERS) > 4096:
-            _UNPACKERS.clear()
-        unpacker = _UNPACKERS[(size, count)] = struct.Struct(f"<{count}{'H' if size == 2 else 'I'}")
-    return unpacker.unpack_from(b, start)
-
-
 def _raw(b: bytes, p: int) -> bytes:
     return b if p == 0 else b[p : p + dec.value_size(b, p)]
 
@@ -286,7 +269,6 @@ def _shred_object(t: pa.StructType, rows: _Rows) -> tuple[pa.Array, pa.Array]:
     is_object = [False] * n
     poss = rows.poss
     dicts = rows.dicts
-    u32 = _U32.unpack_from
     for i, b in enumerate(rows.bufs):
         if b is None:
             continue
@@ -301,21 +283,9 @@ def _shred_object(t: pa.StructType, rows: _Rows) -> tuple[pa.Array, pa.Array]:
         fmap = d.maps.get(level)
         if fmap is None:
             fmap = d.maps[level] = [index.get(k) for k in d.keys]
-        h >>= 2
-        osz = (h & 0x03) + 1
-        isz = ((h >> 2) & 0x03) + 1
-        if h & 0x10:
-            count = u32(b, p + 1)[0]
-            ids = p + 5
-        else:
-            count = b[p + 1]
-            ids = p + 2
-        offs = ids + count * isz
-        data = offs + (count + 1) * osz
-        if data > len(b):
-            raise MalformedVariantError(f"object of {count} fields does not fit", p)
+        count, isz, osz, ids, offs, data = dec.object_layout(b, p)
         residual: list[tuple[str, int, bytes]] | None = None
-        for fid, off in zip(_uints(b, ids, count, isz), _uints(b, offs, count, osz)):
+        for fid, off in zip(dec.read_uints(b, ids, count, isz), dec.read_uints(b, offs, count, osz)):
             j = fmap[fid]
             cp = data + off
             if j is None:
@@ -349,26 +319,15 @@ def _shred_array(t: pa.ListType, rows: _Rows) -> tuple[pa.Array, pa.Array]:
     edicts: list[_Dict | None] = []
     total = 0
     poss = rows.poss
-    u32 = _U32.unpack_from
     for i, b in enumerate(rows.bufs):
         if b is not None:
             p = poss[i]
             h = b[p]
             if h & 0x03 == 3:
                 is_array[i] = True
-                h >>= 2
-                osz = (h & 0x03) + 1
-                if h & 0x04:
-                    count = u32(b, p + 1)[0]
-                    offs = p + 5
-                else:
-                    count = b[p + 1]
-                    offs = p + 2
-                data = offs + (count + 1) * osz
-                if data > len(b):
-                    raise MalformedVariantError(f"array of {count} elements does not fit", p)
+                count, osz, offs, data = dec.array_layout(b, p)
                 ebufs.extend([b] * count)
-                eposs.extend([data + off for off in _uints(b, offs, count, osz)])
+                eposs.extend([data + off for off in dec.read_uints(b, offs, count, osz)])
                 edicts.extend([rows.dicts[i]] * count)
                 total += count
             else:

@@ -30,7 +30,7 @@ from varlake.errors import VariantCastError, VariantError
 from varlake.variant import decoder as dec
 from varlake.variant.constants import int_size
 from varlake.variant.encoder import MetadataBuilder, encode_array
-from varlake.variant.json_render import java_double, java_float, to_json
+from varlake.variant.json_render import civil_from_days, format_date, java_double, java_float, to_json
 from varlake.variant.value import Variant
 
 # --- Spark SQL types ---------------------------------------------------------------------
@@ -376,20 +376,6 @@ def days_from_civil(year: int, month: int, day: int) -> int:
     return era * _DAYS_400Y + doe - 719_468
 
 
-def civil_from_days(days: int) -> tuple[int, int, int]:
-    """``(year, month, day)`` of an epoch day (any year)."""
-    z = days + 719_468
-    era = z // _DAYS_400Y
-    doe = z - era * _DAYS_400Y
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146_096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = mp + 3 if mp < 10 else mp - 9
-    y = yoe + era * 400
-    return (y + 1 if m <= 2 else y), m, d
-
-
 def _valid_date(year: int, month: int, day: int) -> bool:
     """``java.time.LocalDate.of`` validity."""
     if not (-999_999_999 <= year <= 999_999_999 and 1 <= month <= 12 and day >= 1):
@@ -476,18 +462,6 @@ def datetime_micros(value: _dt.datetime, zone: _dt.tzinfo, instant: bool) -> int
 
 
 # --- formatting ------------------------------------------------------------------------------------
-
-
-def format_date(days: int) -> str:
-    """``yyyy-MM-dd`` as Spark prints dates (``+10000-01-01`` past 9999, ``-0001`` before year 0)."""
-    y, m, d = civil_from_days(days)
-    if 0 <= y <= 9999:
-        year = f"{y:04d}"
-    elif y > 9999:
-        year = f"+{y}"
-    else:
-        year = f"-{-y:04d}"
-    return f"{year}-{m:02d}-{d:02d}"
 
 
 def format_timestamp(local_micros: int) -> str:

@@ -105,6 +105,8 @@ def read_uint(buf: bytes, pos: int, size: int) -> int:
 
 
 _UINT_CODES = {2: "H", 4: "I"}
+# Compiled ``<nH`` / ``<nI`` unpackers by (size, n): objects of one shape recur row after row.
+_UINT_UNPACKERS: dict[tuple[int, int], struct.Struct] = {}
 
 
 def read_uints(buf: bytes, start: int, n: int, size: int) -> Sequence[int]:
@@ -113,7 +115,12 @@ def read_uints(buf: bytes, start: int, n: int, size: int) -> Sequence[int]:
         return buf[start : start + n]
     if size == 3:
         return [buf[i] | (buf[i + 1] << 8) | (buf[i + 2] << 16) for i in range(start, start + 3 * n, 3)]
-    return struct.unpack_from(f"<{n}{_UINT_CODES[size]}", buf, start)
+    unpacker = _UINT_UNPACKERS.get((size, n))
+    if unpacker is None:
+        if len(_UINT_UNPACKERS) > 4096:
+            _UINT_UNPACKERS.clear()
+        unpacker = _UINT_UNPACKERS[(size, n)] = struct.Struct(f"<{n}{_UINT_CODES[size]}")
+    return unpacker.unpack_from(buf, start)
 
 
 # --- metadata ------------------------------------------------------------------------

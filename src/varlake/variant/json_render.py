@@ -240,48 +240,38 @@ def _java_layout(negative: bool, digits: list[int], dec_exponent: int) -> str:
     return f"{sign}{text[0]}.{text[1:] or '0'}E{dec_exponent - 1}"
 
 
-def java_double(value: float) -> str:
-    """Java 17's ``Double.toString`` (non-finite values come back unquoted: ``NaN``, ``Infinity``)."""
-    bits = _U64_BITS.unpack(_F64_BITS.pack(value))[0]
-    negative = bool(bits >> 63)
-    fract = bits & 0xFFFFFFFFFFFFF
-    bin_exp = (bits >> 52) & 0x7FF
-    if bin_exp == 0x7FF:
+def _java_float_text(bits: int, fract_bits: int, exp_bits: int) -> str:
+    """FloatingDecimal's ``toJavaFormatString`` of an IEEE bit pattern with ``fract_bits``
+    fraction and ``exp_bits`` exponent bits: one algorithm for double and float."""
+    negative = bool(bits >> (fract_bits + exp_bits))
+    fract = bits & ((1 << fract_bits) - 1)
+    exp_max = (1 << exp_bits) - 1
+    bin_exp = (bits >> fract_bits) & exp_max
+    if bin_exp == exp_max:
         return "NaN" if fract else ("-Infinity" if negative else "Infinity")
     if bin_exp == 0:
         if fract == 0:
             return "-0.0" if negative else "0.0"
-        shift = 53 - fract.bit_length()
+        shift = fract_bits + 1 - fract.bit_length()
         n_significant = fract.bit_length()
         fract <<= shift
         bin_exp = 1 - shift
     else:
-        fract |= 1 << 52
-        n_significant = 53
-    digits, dec_exponent = _fd_digits(bin_exp - 1023, fract, n_significant)
+        fract |= 1 << fract_bits
+        n_significant = fract_bits + 1
+    # The digit generator works on a 52-bit fraction; a float's is widened to it.
+    digits, dec_exponent = _fd_digits(bin_exp - (exp_max >> 1), fract << (52 - fract_bits), n_significant)
     return _java_layout(negative, digits, dec_exponent)
+
+
+def java_double(value: float) -> str:
+    """Java 17's ``Double.toString`` (non-finite values come back unquoted: ``NaN``, ``Infinity``)."""
+    return _java_float_text(_U64_BITS.unpack(_F64_BITS.pack(value))[0], 52, 11)
 
 
 def java_float(value: float) -> str:
     """Java 17's ``Float.toString`` of ``value`` rounded to float32."""
-    bits = _U32_BITS.unpack(_F32_BITS.pack(value))[0]
-    negative = bool(bits >> 31)
-    fract = bits & 0x7FFFFF
-    bin_exp = (bits >> 23) & 0xFF
-    if bin_exp == 0xFF:
-        return "NaN" if fract else ("-Infinity" if negative else "Infinity")
-    if bin_exp == 0:
-        if fract == 0:
-            return "-0.0" if negative else "0.0"
-        shift = 24 - fract.bit_length()
-        n_significant = fract.bit_length()
-        fract <<= shift
-        bin_exp = 1 - shift
-    else:
-        fract |= 1 << 23
-        n_significant = 24
-    digits, dec_exponent = _fd_digits(bin_exp - 127, fract << 29, n_significant)
-    return _java_layout(negative, digits, dec_exponent)
+    return _java_float_text(_U32_BITS.unpack(_F32_BITS.pack(value))[0], 23, 8)
 
 
 def plain_decimal(value: Decimal) -> str:
