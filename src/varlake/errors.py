@@ -193,3 +193,7 @@ class ExpressionEvaluationError(ExpressionError):
 
 class DataFileMissingError(TableError):
     """A data file the table's log lists is not in storage."""
+
+
+class IngestError(VarlakeError):
+    """An ingest could not run or its counts do not add up; nothing was committed."""

@@ -23,7 +23,7 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from varlake.delta.actions import AddFile, Metadata, RemoveFile, Txn
+from varlake.delta.actions import AddFile, Metadata, Txn
 from varlake.delta.config import is_true
 from varlake.delta.paths import relative_data_path
 from varlake.delta.ddl import as_struct_type
@@ -301,8 +301,7 @@ class Table:
         changed = False
         for name, sample in samples.items():
             current = cfg.get(SHREDDING_PROPERTY + name) or None
-            new = evolve(current, sample)
-            text = ShreddingSchema(stable_widths(new.arrow_type)).ddl if new is not None else ""
+            text = evolve_stable_ddl(current, sample)
             if text != (current or ""):
                 cfg[SHREDDING_PROPERTY + name] = text
                 changed = True
@@ -358,6 +357,18 @@ def _indexed_cols(properties: Mapping[str, str]) -> int:
         return int(properties.get(NUM_INDEXED_COLS, DEFAULT_NUM_INDEXED_COLS))
     except ValueError:
         raise TableError(f"{NUM_INDEXED_COLS} must be an integer, got {properties[NUM_INDEXED_COLS]!r}") from None
+
+
+def evolve_stable_ddl(current: str | None, sample: Any) -> str:
+    """The DDL a table stores for a Variant column after seeing ``sample`` ("" = unshredded):
+    ``current`` evolved (or inferred when None), at stable widths."""
+    new = evolve(current, sample)
+    return ShreddingSchema(stable_widths(new.arrow_type)).ddl if new is not None else ""
+
+
+def num_indexed_cols(properties: Mapping[str, str]) -> int:
+    """``delta.dataSkippingNumIndexedCols`` (default 32); a bad value is a named error."""
+    return _indexed_cols(properties)
 
 
 def stable_widths(t: pa.DataType) -> pa.DataType:

@@ -30,7 +30,7 @@ from varlake.errors import VariantCastError, VariantError
 from varlake.variant import decoder as dec
 from varlake.variant.constants import int_size
 from varlake.variant.encoder import MetadataBuilder, encode_array
-from varlake.variant.json_render import civil_from_days, format_date, java_double, java_float, to_json
+from varlake.variant.json_render import format_date, java_double, java_float, to_json
 from varlake.variant.value import Variant
 
 # --- Spark SQL types ---------------------------------------------------------------------

@@ -1,0 +1,15 @@
+"""varlake on PySpark: write DataFrames into tables, ingest JSON, plan reads.
+
+Write side: ``write`` (``writer``), ``ingest_json`` (``ingest``), session helpers
+(``session``) and Spark <-> Delta schema conversion (``types``).
+"""
+
+from varlake.spark.ingest import IngestResult, ingest_json
+from varlake.spark.session import local_session, spark_conf
+from varlake.spark.writer import WriteResult, write
+
+__all__ = ["IngestResult", "WriteResult", "ingest_json", "local_session", "spark_conf", "write"]
+from varlake.spark.explain import Explanation, explain
+from varlake.spark.reader import read, sql
+
+__all__ += ["Explanation", "explain", "read", "sql"]

@@ -1,0 +1,113 @@
+"""``explain``: what the Spark reader will do for a query, without running it.
+
+Per table: the snapshot version, the filter used for skipping, which files were skipped
+by partition values and by statistics (and which were put back because a cast in the
+filter could raise on them), which file groups take the struct-pruned path (with the leaf
+type of every used Variant path) and which are read as Variant, and why a table is read
+whole; then the SQL that Spark runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from varlake.errors import TableError
+from varlake.spark.planner import FileGroup, TablePlan
+from varlake.spark.reader import PreparedQuery, TableSource, prepare, read_query
+
+__all__ = ["Explanation", "explain"]
+
+_MAX_LISTED = 20
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The plan of a query over varlake tables, printable as text (``str(explanation)``)."""
+
+    prepared: PreparedQuery
+
+    @property
+    def plans(self) -> dict[str, TablePlan]:
+        return self.prepared.plans
+
+    @property
+    def sql(self) -> str:
+        return self.prepared.sql
+
+    def __str__(self) -> str:
+        lines = [f"query: {self.prepared.query}"]
+        if self.prepared.analysis.note:
+            lines.append(self.prepared.analysis.note)
+        for name, plan in self.plans.items():
+            lines.extend(_table_lines(name, plan, self.prepared))
+        lines.append("spark sql:" + (" (rewritten)" if self.prepared.rewritten else " (as written)"))
+        lines.append("  " + self.prepared.sql)
+        return "\n".join(lines)
+
+
+def _files(title: str, tasks: Sequence[Any]) -> list[str]:
+    if not tasks:
+        return []
+    out = [f"  {title}: {len(tasks)}"]
+    out += [f"    {t.relative_path}" for t in tasks[:_MAX_LISTED]]
+    if len(tasks) > _MAX_LISTED:
+        out.append(f"    ... and {len(tasks) - _MAX_LISTED} more")
+    return out
+
+
+def _group_line(group: FileGroup) -> str:
+    rows = sum(t.num_records or 0 for t in group.tasks)
+    where = ", ".join(f"{k}={v}" for k, v in group.partition_values)
+    head = f"    {group.kind} read: {len(group.tasks)} file(s), {rows} row(s)" + (f" [{where}]" if where else "")
+    if group.kind == "shredded":
+        leaves = "; ".join(f"{use} <- {leaf}" for use, leaf in group.leaf_types)
+        return f"{head}: struct leaves {leaves}"
+    return head
+
+
+def _table_lines(name: str, plan: TablePlan, prepared: PreparedQuery) -> list[str]:
+    usage = prepared.analysis.tables[name]
+    lines = [f"table {{{name}}} = {plan.table.path} @ version {plan.scan.version} ({plan.scan.total_files} file(s))"]
+    lines.append(f"  skipping filter: {plan.filter if plan.filter is not None else 'none'}")
+    lines += _files("skipped by partition values", plan.skipped_by_partition)
+    lines += _files("skipped by statistics", plan.skipped_by_stats)
+    lines += _files("kept although statistics exclude them (a cast in the filter could raise)", plan.readmitted)
+    if plan.whole_variant:
+        lines.append("  Variant columns read whole: " + "; ".join(usage.reasons))
+    elif plan.uses:
+        lines.append("  Variant paths used: " + "; ".join(str(u) for u in plan.uses))
+    lines.append(f"  file groups: {len(plan.groups)}")
+    lines += [_group_line(g) for g in plan.groups]
+    return lines
+
+
+def explain(
+    spark: Any,
+    source: str | TableSource,
+    /,
+    columns: Sequence[str] | None = None,
+    where: str | None = None,
+    version: int | None = None,
+    *,
+    versions: Mapping[str, int] | None = None,
+    show: bool = True,
+    **tables: TableSource,
+) -> Explanation:
+    """Explain ``sql(spark, source, **tables)``, or, without tables, ``read(spark, source, columns, where, version)``.
+
+    Prints the explanation unless ``show=False``; returns it either way.
+    """
+    if tables:
+        if not isinstance(source, str):
+            raise TypeError("with tables given, the second argument must be the SQL text")
+        prepared = prepare(spark, source, tables, versions)
+    else:
+        if isinstance(source, str) and "{" in source:
+            raise TableError("the query names {tables}: pass each table as a keyword argument")
+        prepared = prepare(spark, read_query(columns, where), {"table": source}, {"table": version} if version is not None else None)
+    explanation = Explanation(prepared)
+    if show:
+        print(explanation)
+    return explanation

@@ -1,0 +1,484 @@
+"""Read plans for Spark: which files to skip, and which read path each remaining file takes.
+
+A query touches a table's Variant columns through *path uses* (``v:a.b::bigint``,
+``variant_get(v, '$.a', 'int')``, ``v:a IS NULL``). For each table the planner
+
+1. skips files by partition values and statistics (``varlake.read.plan_scan``), and puts
+   back any file skipped on statistics where the filter holds a cast that could raise
+   for that file's values (Spark would have raised there; see ``cannot_raise``);
+2. reads each remaining file's footer (cached per file) to see, per used path, whether
+   the path is *perfectly shredded* there -- a typed ``typed_value`` leaf whose sibling
+   ``value`` column is null in every row group -- and which type the leaf has;
+3. groups the files: a file in which every used path is perfectly shredded with a leaf
+   that converts to the asked type without loss or failure (``leaf_serves``) is read as
+   plain Parquet structs of just those leaves ("shredded" group, one per distinct set of
+   leaf types); every other file is read as Variant ("variant" group).
+
+Only the leaf's own ``value`` column has to be all-null: VariantShredding.md lets readers
+assume a value is not an object (nor an array) when the ``typed_value`` at that level is
+null, and that shredded fields never appear in a partially shredded object's ``value``,
+so non-null ``value`` columns higher up only hold values on which the path is missing,
+exactly where the typed leaf is null as well.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import lru_cache
+from typing import Literal as TypingLiteral
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from varlake.delta.schema import StructType, VariantType
+from varlake.delta.snapshot import Snapshot
+from varlake.errors import ExpressionError, ShreddingError, TableError
+from varlake.expr import (
+    And,
+    Cast,
+    FileStats,
+    Or,
+    Predicate,
+    SkippingEvaluator,
+    TypeFamily,
+    VariantGet,
+    visit,
+)
+from varlake.expr.types import INTEGRAL_TYPES, decimal_params, family_of, is_integral
+from varlake.expr.visitors import PredicateVisitor, leaf_terms, referenced_columns
+from varlake.read import ScanPlan, ScanTask, bind_filter, plan_scan
+from varlake.read.planner import partition_types
+from varlake.shred.layout import ArrayLayout, LeafKind, ObjectLayout, PrimitiveLayout, ValueLayout, recognise_layout
+from varlake.table import Table
+from varlake.variant.path import VariantPath
+
+__all__ = [
+    "ISNULL",
+    "FileGroup",
+    "FileLayout",
+    "PathUse",
+    "TablePlan",
+    "cannot_raise",
+    "file_layout",
+    "leaf_serves",
+    "plan_table",
+    "variant_columns",
+]
+
+Segment = str | int
+#: ``PathUse.target`` of a ``path IS [NOT] NULL`` test on an uncast path.
+ISNULL = "isnull"
+
+_INTEGRAL_RANK = {"byte": 0, "short": 1, "integer": 2, "long": 3}
+_INTEGRAL_DIGITS = {"byte": 3, "short": 5, "integer": 10, "long": 19}
+_SAME_TYPE_ONLY = frozenset({"string", "binary", "boolean", "date", "timestamp", "timestamp_ntz", "float", "double"})
+_LEAF_TYPES: Mapping[LeafKind, str] = {
+    LeafKind.BOOLEAN: "boolean",
+    LeafKind.INT8: "byte",
+    LeafKind.INT16: "short",
+    LeafKind.INT32: "integer",
+    LeafKind.INT64: "long",
+    LeafKind.FLOAT: "float",
+    LeafKind.DOUBLE: "double",
+    LeafKind.DATE: "date",
+    LeafKind.TIMESTAMP: "timestamp",
+    LeafKind.TIMESTAMP_NTZ: "timestamp_ntz",
+    LeafKind.STRING: "string",
+    LeafKind.BINARY: "binary",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PathUse:
+    """One way a query reads a Variant path: cast to ``target`` (canonical type) or ``ISNULL``."""
+
+    column: str
+    segments: tuple[Segment, ...]
+    target: str
+
+    @property
+    def path(self) -> str:
+        """The path as RFC 9535 normalized text (``$['a'][0]``)."""
+        return VariantPath(self.segments).normalized
+
+    def __str__(self) -> str:
+        what = "IS NULL" if self.target == ISNULL else f"AS {self.target}"
+        return f"{self.column}:{self.path} {what}"
+
+
+# --- a file's physical layout ------------------------------------------------------------------------
+
+
+def _parquet_paths(t: pa.DataType, prefix: str, out: dict[str, None]) -> None:
+    """Dotted Parquet column paths of every leaf under an Arrow type (3-level lists)."""
+    if pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            _parquet_paths(t.field(i).type, f"{prefix}.{t.field(i).name}", out)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        _parquet_paths(t.value_type, f"{prefix}.list.{t.value_field.name}", out)
+    elif pa.types.is_map(t):
+        _parquet_paths(t.key_type, f"{prefix}.key_value.key", out)
+        _parquet_paths(t.item_type, f"{prefix}.key_value.value", out)
+    else:
+        out[prefix] = None
+
+
+class FileLayout:
+    """The footer facts of one data file that decide its read path (built once per file)."""
+
+    def __init__(self, location: str, metadata: pq.FileMetaData) -> None:
+        self.location = location
+        self.metadata = metadata
+        self.schema = metadata.schema.to_arrow_schema()
+        self.columns = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
+        self._layouts: dict[str, ValueLayout | None] = {}
+        self._leaves: dict[tuple[str, tuple[Segment, ...]], str | None] = {}
+
+    def variant_root(self, column: str) -> ValueLayout | None:
+        """The top ``value``/``typed_value`` level of a Variant column, or None if it is not one."""
+        if column not in self._layouts:
+            layout: ValueLayout | None = None
+            index = self.schema.get_field_index(column)
+            if index >= 0 and pa.types.is_struct(self.schema.field(index).type):
+                try:
+                    layout = recognise_layout(self.schema.field(index).type, f"{self.location}: column {column!r}").root
+                except ShreddingError:
+                    layout = None  # Spark's own reader decides what such a file means
+            self._layouts[column] = layout
+        return self._layouts[column]
+
+    def all_null(self, column_path: str) -> bool:
+        """Footer proof that a Parquet column holds no value in any row group."""
+        index = self.columns.get(column_path)
+        if index is None:
+            return False
+        for g in range(self.metadata.num_row_groups):
+            chunk = self.metadata.row_group(g).column(index)
+            stats = chunk.statistics
+            if stats is None or not stats.has_null_count or stats.null_count != chunk.num_values:
+                return False
+        return True
+
+    def leaf_type(self, column: str, segments: tuple[Segment, ...]) -> str | None:
+        """Type (canonical name) of the typed leaf at a perfectly shredded path, else None."""
+        key = (column, segments)
+        if key not in self._leaves:
+            self._leaves[key] = self._leaf_type(column, segments)
+        return self._leaves[key]
+
+    def _leaf_type(self, column: str, segments: tuple[Segment, ...]) -> str | None:
+        node = self.variant_root(column)
+        if node is None:
+            return None
+        parquet = column
+        for segment in segments:
+            typed = node.typed
+            if isinstance(segment, str) and isinstance(typed, ObjectLayout):
+                child = typed.field(segment)
+                if child is None:
+                    return None
+                node, parquet = child, f"{parquet}.typed_value.{segment}"
+            elif isinstance(segment, int) and isinstance(typed, ArrayLayout):
+                node, parquet = typed.element, f"{parquet}.typed_value.list.element"
+            else:
+                return None
+        if not isinstance(node.typed, PrimitiveLayout):
+            return None
+        if f"{parquet}.typed_value" not in self.columns:
+            return None  # e.g. a legacy 2-level list: its column paths differ
+        if node.has_value and not self.all_null(f"{parquet}.value"):
+            return None
+        return _leaf_type_name(node.typed)
+
+
+def _leaf_type_name(leaf: PrimitiveLayout) -> str | None:
+    if leaf.kind in (LeafKind.DECIMAL4, LeafKind.DECIMAL8, LeafKind.DECIMAL16):
+        return f"decimal({leaf.arrow_type.precision},{leaf.arrow_type.scale})"
+    return _LEAF_TYPES.get(leaf.kind)  # TIME, UUID and nanosecond timestamps: Spark has no type
+
+
+@lru_cache(maxsize=4096)
+def _cached_layout(location: str, size: int, mtime_ns: int) -> FileLayout:
+    try:
+        metadata = pq.read_metadata(location)
+    except (OSError, pa.ArrowException) as exc:
+        raise TableError(f"{location}: cannot read the Parquet footer ({exc})") from None
+    return FileLayout(location, metadata)
+
+
+def file_layout(location: str) -> FileLayout:
+    """The (cached) layout of the data file at a local path; cache keyed by size and mtime."""
+    try:
+        st = os.stat(location)
+    except OSError as exc:
+        raise TableError(f"{location}: data file is missing or unreadable ({exc})") from None
+    return _cached_layout(location, st.st_size, st.st_mtime_ns)
+
+
+# --- which leaf serves which use -----------------------------------------------------------------------
+
+
+def leaf_serves(leaf: str | None, target: str) -> bool:
+    """Whether a typed leaf converts to ``target`` exactly as Spark's Variant cast would, never failing.
+
+    Same family and widening only: integers to wider integers or to decimals with room,
+    decimals to decimals with at least the scale and integer digits; other types only to
+    themselves. ``ISNULL`` needs any leaf at all.
+    """
+    if leaf is None:
+        return False
+    if target == ISNULL or leaf == target:
+        return True
+    if is_integral(leaf) and is_integral(target):
+        return _INTEGRAL_RANK[leaf] <= _INTEGRAL_RANK[target]
+    wanted = decimal_params(target)
+    if wanted is None:
+        return False
+    precision, scale = wanted
+    if is_integral(leaf):
+        return _INTEGRAL_DIGITS[leaf] <= precision - scale
+    have = decimal_params(leaf)
+    return have is not None and have[1] <= scale and have[0] - have[1] <= precision - scale
+
+
+# --- statistics skipping that never hides an error -------------------------------------------------------
+
+
+class _RaisingTerms(PredicateVisitor[list]):
+    """Every term of a bound predicate that might raise: non-try casts and ``variant_get``s."""
+
+    def visit_true(self) -> list:
+        return []
+
+    visit_false = visit_true
+
+    def visit_not(self, child: list) -> list:
+        return child
+
+    def visit_and(self, left: list, right: list) -> list:
+        return left + right
+
+    visit_or = visit_and
+
+    def _leaf(self, node: Predicate) -> list:
+        out = []
+        stack = list(leaf_terms(node))
+        while stack:
+            term = stack.pop()
+            if isinstance(term, VariantGet) and not term.try_ and term.target != "variant":
+                out.append(term)
+            elif isinstance(term, Cast):
+                if not term.try_:
+                    out.append(term)
+                stack.append(term.term)
+        return out
+
+    visit_is_null = visit_is_not_null = visit_comparison = visit_in = visit_not_in = _leaf  # type: ignore[assignment]
+
+
+def _fits(value: object, target: str) -> bool:
+    if is_integral(target):
+        low, high = INTEGRAL_TYPES[target]
+        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    params = decimal_params(target)
+    if params is not None:
+        if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+            return False
+        number = Decimal(value)
+        exponent = number.as_tuple().exponent
+        if not isinstance(exponent, int) or -exponent > params[1]:
+            return False
+        return abs(number) < Decimal(10) ** (params[0] - params[1])
+    return True
+
+
+def _variant_get_cannot_raise(term: VariantGet, stats: FileStats) -> bool:
+    """Statistics prove every value at the path converts to the target without error."""
+    key = (term.column.path, term.path)
+    low, high = stats.variant_min.get(key), stats.variant_max.get(key)
+    if low is None or high is None or low.family != high.family:
+        return False
+    family, target = low.family, term.target
+    if family is TypeFamily.EXACT_NUMERIC:
+        if is_integral(target) or decimal_params(target) is not None:
+            return _fits(low.value, target) and _fits(high.value, target)
+        return False
+    return family_of(target) is family and family in (
+        TypeFamily.STRING,
+        TypeFamily.BOOLEAN,
+        TypeFamily.DATE,
+        TypeFamily.TIMESTAMP,
+        TypeFamily.TIMESTAMP_NTZ,
+    )
+
+
+def cannot_raise(predicate: Predicate, stats: FileStats) -> bool:
+    """Whether evaluating the bound ``predicate`` on this file's rows can never raise.
+
+    A file that statistics skip is put back when this is False: Spark, evaluating the
+    filter row by row, would have met the failing cast (ANSI, or ``variant_get``).
+    """
+    for term in visit(predicate, _RaisingTerms()):
+        if isinstance(term, VariantGet):
+            if not _variant_get_cannot_raise(term, stats):
+                return False
+        else:
+            return False  # a plain CAST: no statistics say its input converts
+    return True
+
+
+# --- the plan for one table ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileGroup:
+    """Files read the same way: ``shredded`` (struct leaves) or ``variant``, one partition each."""
+
+    kind: TypingLiteral["shredded", "variant"]
+    tasks: tuple[ScanTask, ...]
+    partition_values: tuple[tuple[str, str | None], ...]
+    leaf_types: tuple[tuple[PathUse, str], ...] = ()
+
+    @property
+    def leaves(self) -> dict[PathUse, str]:
+        return dict(self.leaf_types)
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    """How one table of a query is read: files skipped and the groups of files kept."""
+
+    name: str
+    table: Table
+    scan: ScanPlan
+    uses: tuple[PathUse, ...]
+    whole_variant: bool
+    groups: tuple[FileGroup, ...]
+    filter: Predicate | None = None
+    skipped_by_partition: tuple[ScanTask, ...] = ()
+    skipped_by_stats: tuple[ScanTask, ...] = ()
+    readmitted: tuple[ScanTask, ...] = field(default=())
+
+    @property
+    def schema(self) -> StructType:
+        return self.scan.schema
+
+    @property
+    def read_tasks(self) -> tuple[ScanTask, ...]:
+        return tuple(t for g in self.groups for t in g.tasks)
+
+
+def variant_columns(schema: StructType) -> tuple[str, ...]:
+    """Top-level Variant columns of a table schema (the ones whose paths can be pruned)."""
+    return tuple(f.name for f in schema.fields if isinstance(f.type, VariantType))
+
+
+def usable_conjuncts(conjuncts: Iterable[Predicate], schema: StructType, tz: str) -> list[Predicate]:
+    """The conjuncts that bind against the table (others cannot help skipping and are dropped)."""
+    out = []
+    for conjunct in conjuncts:
+        try:
+            bind_filter(conjunct, schema, tz)
+        except (ExpressionError, ValueError):
+            continue
+        out.append(conjunct)
+    return out
+
+
+def combine(occurrences: Sequence[Sequence[Predicate] | None]) -> Predicate | None:
+    """OR over the table's occurrences in the query of the AND of each one's conjuncts."""
+    disjuncts: list[Predicate] = []
+    for conjuncts in occurrences:
+        if not conjuncts:
+            return None  # one occurrence reads every row: nothing can be skipped
+        part = conjuncts[0]
+        for c in conjuncts[1:]:
+            part = And(part, c)
+        disjuncts.append(part)
+    if not disjuncts:
+        return None
+    result = disjuncts[0]
+    for d in disjuncts[1:]:
+        result = Or(result, d)
+    return result
+
+
+def plan_table(
+    name: str,
+    table: Table,
+    snapshot: Snapshot,
+    uses: Sequence[PathUse],
+    whole_variant: bool,
+    filter: Predicate | None,
+    session_tz: str = "UTC",
+) -> TablePlan:
+    """Skip files, then group the remaining ones by read path and partition values."""
+    for add in snapshot.files:
+        if add.deletion_vector:
+            raise TableError(f"{table.path}: file {add.path} has a deletion vector, which the Spark reader does not apply")
+    scan = plan_scan(snapshot, table.log.root_location, filter, session_tz)
+    by_partition: list[ScanTask] = []
+    by_stats: list[ScanTask] = []
+    readmitted: list[ScanTask] = []
+    if scan.skipped and scan.filter is not None:
+        parts = partition_types(scan.schema, scan.partition_columns)
+        only_partitions = _partition_only(scan.filter, frozenset(parts))
+        partition_check = SkippingEvaluator(only_partitions, parts, session_tz=session_tz) if only_partitions is not None else None
+        for task in scan.skipped:
+            if partition_check is not None and not partition_check.might_match(task.stats):
+                by_partition.append(task)
+            elif cannot_raise(scan.filter, task.stats):
+                by_stats.append(task)
+            else:
+                readmitted.append(task)
+    tasks = list(scan.tasks) + readmitted
+    used = tuple(dict.fromkeys(uses)) if not whole_variant else ()
+    groups = _group(table, tasks, used, scan.partition_columns)
+    return TablePlan(
+        name, table, scan, used, whole_variant, groups, scan.filter,
+        tuple(by_partition), tuple(by_stats), tuple(readmitted),
+    )
+
+
+def _partition_only(predicate: Predicate, partitions: frozenset[str]) -> Predicate | None:
+    """The AND-conjuncts of a bound predicate that read partition columns only."""
+    parts: list[Predicate] = []
+    stack = [predicate]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, And):
+            stack.extend((node.left, node.right))
+            continue
+        columns = referenced_columns(node)
+        if columns and all(len(c.path) == 1 and c.path[0] in partitions for c in columns):
+            parts.append(node)
+    return combine([parts]) if parts else None
+
+
+def _group(
+    table: Table, tasks: Sequence[ScanTask], uses: tuple[PathUse, ...], partition_columns: Sequence[str]
+) -> tuple[FileGroup, ...]:
+    buckets: dict[tuple, list[ScanTask]] = {}
+    for task in tasks:
+        partition = tuple((c, task.partition_values.get(c)) for c in partition_columns)
+        leaves: tuple[tuple[PathUse, str], ...] | None = None
+        if uses:
+            layout = file_layout(table.open_file(task.relative_path))
+            found = []
+            for use in uses:
+                leaf = layout.leaf_type(use.column, use.segments)
+                if not leaf_serves(leaf, use.target):
+                    break
+                found.append((use, leaf))
+            else:
+                leaves = tuple(found)  # type: ignore[assignment]
+        buckets.setdefault((partition, leaves), []).append(task)
+    groups = []
+    for (partition, leaves), members in buckets.items():
+        kind: TypingLiteral["shredded", "variant"] = "shredded" if leaves is not None else "variant"
+        groups.append(FileGroup(kind, tuple(members), partition, leaves or ()))
+    groups.sort(key=lambda g: (g.kind != "shredded", str(g.partition_values)))
+    return tuple(groups)

@@ -1,0 +1,290 @@
+"""Read varlake tables with Spark: ``read`` and ``sql``, with shredded paths read as plain columns.
+
+Spark 4.3 reads a shredded Variant column whole for ``variant_get`` and cannot skip row
+groups on a shredded path. Read as a plain struct (``ignoreVariantAnnotation`` on, an
+explicit schema of just the needed ``typed_value`` leaves) the same file is an ordinary
+Parquet column: Spark prunes it to those leaves and pushes filters on them to the row
+groups. So each table of a query becomes a temporary view that is the union of
+
+* one *shredded* branch per group of files in which every path the query uses is
+  perfectly shredded with a compatible leaf type (``planner``): each path is a derived
+  column ``__vl_<n>`` computed from the leaf; the Variant columns themselves are NULL;
+* one *variant* branch per group of other files, read with the table's schema
+  (``variant`` types): derived columns are NULL there, and the query's own expressions
+  compute the values (``sql.rewrite`` routes each use through ``IF(__vl_shredded, ...)``);
+
+plus the partition columns as literals. Views and the annotation conf live in a clone of
+the caller's session (``cloneSession``: same confs, temporary views and functions), so the
+caller's session is never changed; Spark keeps each relation's session, so the returned
+DataFrame reads correctly wherever it is used later.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import reduce
+from typing import Any
+
+from varlake.delta.schema import PrimitiveType, StructType, VariantType
+from varlake.delta.snapshot import Snapshot
+from varlake.errors import TableError
+from varlake.spark.planner import (
+    ISNULL,
+    FileGroup,
+    PathUse,
+    TablePlan,
+    combine,
+    plan_table,
+    usable_conjuncts,
+)
+from varlake.spark.sql import FLAG_COLUMN, QueryAnalysis, analyze, derived_name, rewrite
+from varlake.spark.types import to_spark_schema, to_spark_type
+from varlake.table import Table
+
+__all__ = ["IGNORE_VARIANT_ANNOTATION", "PreparedQuery", "TableSource", "clone_session", "prepare", "read", "read_query", "run", "sql", "table_frame"]
+
+IGNORE_VARIANT_ANNOTATION = "spark.sql.parquet.ignoreVariantAnnotation"
+TableSource = Table | str | os.PathLike[str]
+
+
+@dataclass
+class PreparedQuery:
+    """A planned query: the analysis, one plan per table, derived columns and the SQL to run."""
+
+    query: str
+    analysis: QueryAnalysis
+    plans: dict[str, TablePlan]
+    derived: dict[str, dict[PathUse, str]]
+    sql: str
+
+    @property
+    def rewritten(self) -> bool:
+        return self.sql != self.analysis.text
+
+
+def _as_table(name: str, source: TableSource) -> Table:
+    if isinstance(source, Table):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        return Table(source)
+    raise TableError(f"table {name!r}: expected a varlake Table or a path, got {type(source).__name__}")
+
+
+def session_time_zone(spark: Any) -> str:
+    return str(spark.conf.get("spark.sql.session.timeZone"))
+
+
+def prepare(
+    spark: Any, query: str, tables: Mapping[str, TableSource], versions: Mapping[str, int] | None = None
+) -> PreparedQuery:
+    """Analyse the query, plan every table (skipping, read paths), rewrite the SQL."""
+    versions = dict(versions or {})
+    unknown = set(versions) - set(tables)
+    if unknown:
+        raise TableError(f"versions given for unknown tables {sorted(unknown)}")
+    resolved = {name: _as_table(name, source) for name, source in tables.items()}
+    snapshots: dict[str, Snapshot] = {name: t.snapshot(versions.get(name)) for name, t in resolved.items()}
+    analysis = analyze(query, {name: s.schema for name, s in snapshots.items()})
+    tz = session_time_zone(spark)
+    plans: dict[str, TablePlan] = {}
+    for name, usage in analysis.tables.items():
+        schema = snapshots[name].schema
+        filter = combine([usable_conjuncts(f, schema, tz) if f is not None else None for f in usage.filters])
+        plans[name] = plan_table(name, resolved[name], snapshots[name], usage.uses, usage.whole_variant, filter, tz)
+    derived = {
+        name: {use: derived_name(i) for i, use in enumerate(plan.uses)}
+        for name, plan in plans.items()
+        if plan.uses and any(g.kind == "shredded" for g in plan.groups)
+    }
+    return PreparedQuery(query, analysis, plans, derived, rewrite(analysis, derived))
+
+
+# --- Spark frames for one table ---------------------------------------------------------------------------
+
+
+def _ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _type_sql(name: str) -> str:
+    """Spark SQL spelling of a canonical primitive type name (``long`` -> ``bigint``)."""
+    return str(to_spark_type(PrimitiveType(name)).simpleString())
+
+
+def _leaf_sql(use: PathUse) -> str:
+    """SQL for a use's typed leaf inside its struct-read Variant column."""
+    expr = _ident(use.column)
+    for segment in use.segments:
+        expr += ".typed_value"
+        expr = f"get({expr}, {segment})" if isinstance(segment, int) else f"{expr}.{_ident(segment)}"
+    return f"{expr}.typed_value"
+
+
+def _leaf_schema(leaves: Mapping[PathUse, str], column: str) -> Any:
+    """``struct<typed_value: ...>`` holding just the leaves the uses of ``column`` need."""
+    from pyspark.sql.types import ArrayType, StructField
+    from pyspark.sql.types import StructType as SparkStruct
+
+    tree: dict[str, Any] = {}
+    for use, leaf in leaves.items():
+        if use.column != column:
+            continue
+        level = tree
+        for segment in use.segments:
+            if isinstance(segment, int):
+                level = level.setdefault("element", {})
+            else:
+                level = level.setdefault("fields", {}).setdefault(segment, {})
+        level["leaf"] = leaf
+
+    def build(level: dict[str, Any]) -> Any:
+        if "leaf" in level:
+            typed = to_spark_type(PrimitiveType(level["leaf"]))
+        elif "element" in level:
+            typed = ArrayType(build(level["element"]), True)
+        else:
+            typed = SparkStruct([StructField(k, build(v), False) for k, v in level["fields"].items()])
+        return SparkStruct([StructField("typed_value", typed, True)])
+
+    return build(tree)
+
+
+def _partition_sql(plan: TablePlan, name: str, raw: str | None) -> str:
+    """A partition value as a typed literal: Delta's text form cast by Spark (``""`` is NULL)."""
+    delta_type = plan.schema.field(name).type
+    type_sql = to_spark_type(delta_type).simpleString()
+    if raw is None or raw == "":
+        return f"CAST(NULL AS {type_sql})"
+    if isinstance(delta_type, PrimitiveType) and delta_type.name == "binary":
+        return f"X'{raw.encode('utf-8').hex()}'"
+    return f"CAST({_string(raw)} AS {type_sql})"
+
+
+def _target_sql(use: PathUse) -> str:
+    return "boolean" if use.target == ISNULL else _type_sql(use.target)
+
+
+def _group_frame(session: Any, plan: TablePlan, group: FileGroup, derived: Mapping[PathUse, str]) -> Any:
+    """One file group read as asked, projected to the view's columns (SQL, so one JVM call)."""
+    from pyspark.sql.types import StructField
+    from pyspark.sql.types import StructType as SparkStruct
+
+    schema = plan.schema
+    partitions = dict(group.partition_values)
+    spark_schema = to_spark_schema(schema)
+    variants = {f.name for f in schema.fields if isinstance(f.type, VariantType)}
+    shredded = group.kind == "shredded"
+    leaves = group.leaves
+    read_fields = []
+    for f in spark_schema.fields:
+        if f.name in partitions:
+            continue
+        if shredded and f.name in variants:
+            if any(use.column == f.name for use in leaves):
+                read_fields.append(StructField(f.name, _leaf_schema(leaves, f.name), True))
+        else:
+            read_fields.append(f)
+    locations = [plan.table.open_file(task.relative_path) for task in group.tasks]
+    frame = session.read.schema(SparkStruct(read_fields)).parquet(*locations)
+    columns = []
+    for f in spark_schema.fields:
+        if f.name in partitions:
+            columns.append(f"{_partition_sql(plan, f.name, partitions[f.name])} AS {_ident(f.name)}")
+        elif shredded and f.name in variants:
+            columns.append(f"CAST(NULL AS VARIANT) AS {_ident(f.name)}")
+        else:
+            columns.append(_ident(f.name))
+    columns.append(f"{'true' if shredded else 'false'} AS {FLAG_COLUMN}")
+    for use, name in derived.items():
+        if not shredded:
+            columns.append(f"CAST(NULL AS {_target_sql(use)}) AS {name}")
+        elif use.target == ISNULL:
+            columns.append(f"({_leaf_sql(use)} IS NULL) AS {name}")
+        else:
+            columns.append(f"CAST({_leaf_sql(use)} AS {_target_sql(use)}) AS {name}")
+    return frame.selectExpr(*columns)
+
+
+def _empty_frame(session: Any, plan: TablePlan, derived: Mapping[PathUse, str]) -> Any:
+    from pyspark.sql.types import BooleanType, StructField
+    from pyspark.sql.types import StructType as SparkStruct
+
+    fields = list(to_spark_schema(plan.schema).fields) + [StructField(FLAG_COLUMN, BooleanType(), True)]
+    for use, name in derived.items():
+        fields.append(StructField(name, BooleanType() if use.target == ISNULL else to_spark_type(PrimitiveType(use.target)), True))
+    return session.createDataFrame([], SparkStruct(fields))
+
+
+def table_frame(session: Any, plan: TablePlan, derived: Mapping[PathUse, str] | None = None) -> Any:
+    """The DataFrame a table's view stands for: the union of its file groups' reads.
+
+    With ``derived`` columns it also has the flag column saying which branch a row came from.
+    """
+    derived = derived or {}
+    frames = [_group_frame(session, plan, g, derived) for g in plan.groups]
+    frame = reduce(lambda a, b: a.unionByName(b), frames) if frames else _empty_frame(session, plan, derived)
+    return frame if derived else frame.drop(FLAG_COLUMN)  # nothing refers to it: keep SELECT * clean
+
+
+def clone_session(spark: Any) -> Any:
+    """A clone of ``spark`` (confs, views, functions) that reads Variant groups as structs on request."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession(spark.sparkContext, spark._jsparkSession.cloneSession())
+    session.conf.set(IGNORE_VARIANT_ANNOTATION, "true")
+    return session
+
+
+def run(spark: Any, prepared: PreparedQuery) -> Any:
+    """Register the table views in a session clone and run the prepared SQL there."""
+    session = clone_session(spark)
+    for name, plan in prepared.plans.items():
+        frame = table_frame(session, plan, prepared.derived.get(name))
+        frame.createOrReplaceTempView(prepared.analysis.tables[name].view)
+    result = session.sql(prepared.sql)
+    if prepared.rewritten and not prepared.analysis.names_known:
+        # the user's own query, analysed over the same views, names the output as Spark would
+        result = result.toDF(*session.sql(prepared.analysis.text).columns)
+    return result
+
+
+# --- the public entry points --------------------------------------------------------------------------------
+
+
+def sql(spark: Any, query: str, /, *, versions: Mapping[str, int] | None = None, **tables: TableSource) -> Any:
+    """Run Spark SQL over varlake tables named as ``{name}`` placeholders.
+
+    ``sql(spark, "SELECT v:a::int, count(*) FROM {events} GROUP BY 1", events="/data/events")``.
+    Tables are paths or ``Table`` objects; ``versions`` pins a table to a version. Variant
+    columns are Spark ``VariantType``; the result equals Spark's evaluation of the query
+    over all of the tables' files, but files are skipped by statistics and perfectly
+    shredded paths are read as plain Parquet columns.
+    """
+    return run(spark, prepare(spark, query, tables, versions))
+
+
+def read(
+    spark: Any,
+    path: TableSource,
+    columns: Sequence[str] | None = None,
+    where: str | None = None,
+    version: int | None = None,
+) -> Any:
+    """A DataFrame of a table: ``columns`` are SQL expressions (``"id"``, ``"v:a.b::int AS b"``),
+    ``where`` a SQL condition; Variant columns surface as ``VariantType``."""
+    query = read_query(columns, where)
+    return sql(spark, query, versions={"table": version} if version is not None else None, table=path)
+
+
+def read_query(columns: Sequence[str] | str | None, where: str | None) -> str:
+    """The SQL ``read`` runs: ``SELECT <columns or *> FROM {table} [WHERE <where>]``."""
+    if isinstance(columns, str):
+        columns = [columns]
+    select = ", ".join(columns) if columns else "*"
+    return f"SELECT {select} FROM {{table}}" + (f" WHERE {where}" if where else "")

@@ -1,0 +1,428 @@
+"""The SQL side of the Spark reader: find Variant path uses in a query and rewrite them (sqlglot).
+
+A query names tables as ``{name}`` placeholders. ``analyze`` replaces each by a view name
+and walks the query scope by scope (``sqlglot.optimizer.scope``) to find, per table:
+
+* *sites*: expressions that read one Variant path as a primitive type --
+  ``v:a.b::int``, ``CAST(v:a AS BIGINT)``, ``TRY_CAST(...)``, ``variant_get(v, '$.a',
+  'int')``, ``try_variant_get(...)``, ``CAST(variant_get(v, '$.a') AS ...)`` -- or test it
+  for NULL (``v:a IS NULL``);
+* whether the Variant column is needed whole (``SELECT *``, ``v`` itself, ``to_json(v)``,
+  an uncast ``v:a``, or any reference it cannot resolve for sure: then that table is
+  simply read as Variant and none of its expressions change);
+* the WHERE conjuncts that read only that table, as varlake predicates for file skipping
+  (only in scopes without outer/semi/anti joins, so skipping never changes a join).
+
+``rewrite`` turns each site of a table that has shredded files into
+``IF(t.__vl_shredded, t.__vl_<n>, <the original expression>)``: rows of shredded files
+take the pre-computed leaf column, every other row evaluates the user's own expression,
+lazily, exactly where Spark would (so its errors surface where Spark's would). Spark folds
+the IF away inside each union branch and pushes filters on the leaf down to Parquet.
+
+Queries sqlglot cannot parse, or that hold no rewritable site, run as written (only the
+placeholders are replaced), so results never depend on sqlglot understanding the query.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.databricks import Databricks
+from sqlglot.errors import SqlglotError
+from sqlglot.generators.databricks import DatabricksGenerator
+from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
+
+from varlake.delta.schema import StructType
+from varlake.errors import ExpressionError, InvalidPathError, TableError
+from varlake.expr import Predicate, normalize_type, parse_predicate
+from varlake.spark.planner import ISNULL, PathUse, variant_columns
+from varlake.variant.path import VariantPath
+
+__all__ = [
+    "FLAG_COLUMN",
+    "QueryAnalysis",
+    "Site",
+    "SparkSQL",
+    "TableUsage",
+    "analyze",
+    "derived_name",
+    "rewrite",
+    "spark_path",
+    "substitute",
+    "view_name",
+]
+
+FLAG_COLUMN = "__vl_shredded"
+_VIEW_PREFIX = "__varlake_"
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VARIANT_GET = {"variant_get", "try_variant_get"}
+_NOT_PRIMITIVE = {"variant", "struct", "array", "map", "void"}
+
+
+class SparkSQL(Databricks):
+    """Databricks' dialect (Spark SQL with ``v:a::t``), with two fixes for Spark 4.3.
+
+    ``''`` inside a string literal is an escaped quote in Spark, and bracketed Variant
+    path keys must use single quotes (``v:['a b']``).
+    """
+
+    class Tokenizer(Databricks.Tokenizer):
+        STRING_ESCAPES = ["\\", "'"]
+
+    class Generator(DatabricksGenerator):
+        JSON_PATH_SINGLE_QUOTE_ESCAPE = True
+
+
+def view_name(name: str) -> str:
+    """The temporary view a ``{name}`` placeholder becomes."""
+    return f"{_VIEW_PREFIX}{name}"
+
+
+def derived_name(index: int) -> str:
+    """Name of the ``index``-th derived path column of a table's view."""
+    return f"__vl_{index}"
+
+
+def substitute(query: str, names: Mapping[str, object]) -> str:
+    """Replace every ``{name}`` placeholder by its view name; unknown names are an error."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in names:
+            raise TableError(f"the query names {{{name}}} but no table {name!r} was given (tables: {', '.join(sorted(names)) or 'none'})")
+        return view_name(name)
+
+    return _PLACEHOLDER.sub(replace, query)
+
+
+def spark_path(segments: tuple[str | int, ...]) -> str | None:
+    """``variant_get`` path text for segments (``$.a['b c'][0]``), None if a key cannot be written."""
+    out = ["$"]
+    for segment in segments:
+        if isinstance(segment, int):
+            out.append(f"[{segment}]")
+        elif _PLAIN_KEY.fullmatch(segment):
+            out.append(f".{segment}")
+        elif "'" not in segment:
+            out.append(f"['{segment}']")
+        elif '"' not in segment:
+            out.append(f'["{segment}"]')
+        else:
+            return None
+    return "".join(out)
+
+
+@dataclass
+class Site:
+    """One rewritable expression: ``node`` reads ``use`` of table ``table`` via ``qualifier``."""
+
+    node: exp.Expr
+    table: str
+    qualifier: str | None
+    use: PathUse
+
+
+@dataclass
+class TableUsage:
+    """What the query needs from one table."""
+
+    name: str
+    schema: StructType
+    uses: list[PathUse] = field(default_factory=list)
+    whole_variant: bool = False
+    reasons: list[str] = field(default_factory=list)
+    filters: list[list[Predicate] | None] = field(default_factory=list)
+
+    @property
+    def view(self) -> str:
+        return view_name(self.name)
+
+    def need_whole(self, why: str) -> None:
+        self.whole_variant = True
+        if why not in self.reasons:
+            self.reasons.append(why)
+
+
+@dataclass
+class QueryAnalysis:
+    """The query with views in place of placeholders, and what it needs per table."""
+
+    text: str
+    tables: dict[str, TableUsage]
+    tree: exp.Expr | None
+    sites: list[Site]
+    note: str | None = None
+    names_known: bool = False
+
+
+# --- analysis ----------------------------------------------------------------------------------------
+
+
+def analyze(query: str, schemas: Mapping[str, StructType]) -> QueryAnalysis:
+    """Placeholders replaced, path uses found, skipping filters extracted (see the module doc)."""
+    text = substitute(query, schemas)
+    usages = {name: TableUsage(name, schema) for name, schema in schemas.items()}
+    by_view = {view_name(name): usage for name, usage in usages.items()}
+    try:
+        tree = sqlglot.parse_one(text, dialect=SparkSQL)
+        scopes = list(traverse_scope(tree))
+    except (SqlglotError, RecursionError, ValueError, KeyError) as exc:
+        for usage in usages.values():
+            usage.need_whole("the query is not understood by sqlglot")
+            usage.filters.append(None)
+        return QueryAnalysis(text, usages, None, [], f"no rewrite: sqlglot cannot analyse the query ({str(exc).splitlines()[0]})")
+    sites: list[Site] = []
+    seen: set[int] = set()
+    found: dict[str, int] = {}
+    for scope in scopes:
+        for usage in _analyze_scope(scope, by_view, sites, seen):
+            found[usage.name] = found.get(usage.name, 0) + 1
+    for view, usage in by_view.items():
+        occurrences = sum(1 for t in tree.find_all(exp.Table) if t.name == view and not t.args.get("db"))
+        if occurrences != found.get(usage.name, 0):
+            usage.need_whole("the table is read somewhere the analysis does not follow")
+            usage.filters = [None]
+    for usage in usages.values():
+        if not usage.filters:
+            usage.filters.append(None)  # the table is never read: no rows, nothing to skip for
+        if usage.whole_variant:
+            usage.uses.clear()
+    return QueryAnalysis(text, usages, tree, [s for s in sites if not usages[s.table].whole_variant], names_known=_names_known(tree))
+
+
+def _names_known(tree: exp.Expr) -> bool:
+    """Whether every output column is named in the text (an alias or a plain column), so that
+    a rewritten query keeps Spark's output names without asking Spark for them."""
+    if not isinstance(tree, exp.Select):
+        return False
+    return all(isinstance(p, exp.Alias) or (isinstance(p, exp.Column) and not p.is_star) for p in tree.expressions)
+
+
+def _our_sources(scope: Scope, by_view: Mapping[str, TableUsage]) -> dict[str, TableUsage]:
+    """Alias -> table usage for the placeholder tables this scope selects from."""
+    out: dict[str, TableUsage] = {}
+    for alias, (node, source) in scope.selected_sources.items():
+        if isinstance(source, exp.Table) and not source.args.get("db") and source.name in by_view:
+            out[alias] = by_view[source.name]
+    return out
+
+
+def _source_has(scope: Scope, alias: str, name: str, ours: Mapping[str, TableUsage]) -> bool | None:
+    """Whether the source under ``alias`` has a column ``name`` (None: cannot tell)."""
+    if alias in ours:
+        return name.lower() in {n.lower() for n in ours[alias].schema.names}
+    source = scope.selected_sources[alias][1]
+    if isinstance(source, Scope) and isinstance(source.expression, exp.Query):
+        query = source.expression
+        if isinstance(query, exp.Select) and any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star) for e in query.expressions):
+            return None
+        return name.lower() in {n.lower() for n in query.named_selects}
+    return None
+
+
+def _resolve(column: exp.Column, scope: Scope, ours: Mapping[str, TableUsage]) -> str | None:
+    """The alias of our table this column certainly belongs to, else None."""
+    qualifier = column.table
+    if column.args.get("db") or column.args.get("catalog"):
+        return None
+    if qualifier:
+        return qualifier if qualifier in ours else None
+    owners = []
+    for alias in scope.selected_sources:
+        has = _source_has(scope, alias, column.name, ours)
+        if has is None:
+            return None
+        if has:
+            owners.append(alias)
+    return owners[0] if len(owners) == 1 and owners[0] in ours else None
+
+
+def _variant_column(usage: TableUsage, name: str) -> str | None:
+    for column in variant_columns(usage.schema):
+        if column.lower() == name.lower():
+            return column
+    return None
+
+
+def _analyze_scope(scope: Scope, by_view: Mapping[str, TableUsage], sites: list[Site], seen: set[int]) -> list[TableUsage]:
+    """Record this scope's sites and whole-Variant uses; returns the tables it selects from."""
+    ours = _our_sources(scope, by_view)
+    expression = scope.expression
+    if isinstance(expression, exp.Select):
+        for projection in expression.expressions:
+            if isinstance(projection, exp.Star):
+                for usage in ours.values():
+                    usage.need_whole("SELECT * reads every column")
+    for node in walk_in_scope(expression):
+        if not isinstance(node, exp.Column) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.is_star:
+            qualifier = node.table
+            for alias, usage in ours.items():
+                if not qualifier or qualifier == alias:
+                    usage.need_whole(f"{node.sql(dialect=SparkSQL)} reads every column")
+            continue
+        alias = _resolve(node, scope, ours)
+        if alias is None:
+            if node.table and node.table in scope.selected_sources and not node.args.get("db"):
+                continue  # qualified by another source of this scope: certainly not our column
+            for usage in by_view.values():
+                column = _variant_column(usage, node.name)
+                if column is not None:
+                    usage.need_whole(f"cannot tell which table {node.sql(dialect=SparkSQL)} belongs to")
+            continue
+        usage = ours[alias]
+        column = _variant_column(usage, node.name)
+        if column is None:
+            continue
+        site = _site(node, column)
+        if isinstance(site, str):
+            usage.need_whole(site)
+        else:
+            target_node, use = site
+            sites.append(Site(target_node, usage.name, node.table or None, use))
+            if use not in usage.uses:
+                usage.uses.append(use)
+    for alias, usage in ours.items():
+        usage.filters.append(_conjuncts(scope, alias, ours))
+    return list(ours.values())
+
+
+def _json_segments(path: exp.Expr) -> tuple[str | int, ...] | None:
+    segments: list[str | int] = []
+    for part in path.expressions if isinstance(path, exp.JSONPath) else [None]:
+        if isinstance(part, exp.JSONPathRoot):
+            continue
+        if isinstance(part, exp.JSONPathKey) and isinstance(part.this, str):
+            segments.append(part.this)
+        elif isinstance(part, exp.JSONPathSubscript) and isinstance(part.this, int) and part.this >= 0:
+            segments.append(part.this)
+        else:
+            return None
+    return tuple(segments)
+
+
+def _string(node: exp.Expr) -> str | None:
+    return str(node.this) if isinstance(node, exp.Literal) and node.is_string else None
+
+
+def _target(type_text: str) -> str | None:
+    try:
+        target = normalize_type(type_text)
+    except ExpressionError:
+        return None
+    return None if target in _NOT_PRIMITIVE else target
+
+
+def _site(column: exp.Column, name: str) -> tuple[exp.Expr, PathUse] | str:
+    """The rewritable expression around a Variant column reference, or why there is none."""
+    shown = column.sql(dialect=SparkSQL)
+    parent = column.parent
+    base: exp.Expr
+    if isinstance(parent, exp.JSONExtract) and parent.this is column and parent.args.get("variant_extract"):
+        segments = _json_segments(parent.expression)
+        if segments is None or spark_path(segments) is None:
+            return f"{parent.sql(dialect=SparkSQL)}: path not supported"
+        base = parent
+    elif isinstance(parent, exp.Anonymous) and str(parent.this).lower() in _VARIANT_GET and parent.expressions and parent.expressions[0] is column:
+        args = parent.expressions
+        path_text = _string(args[1]) if len(args) > 1 else None
+        type_text = _string(args[2]) if len(args) > 2 else "variant"
+        if path_text is None or type_text is None or len(args) > 3:
+            return f"{parent.sql(dialect=SparkSQL)}: arguments are not literals"
+        try:
+            segments = VariantPath.parse(path_text).segments
+        except InvalidPathError:
+            return f"{parent.sql(dialect=SparkSQL)}: invalid path"
+        if type_text.strip().lower() != "variant":
+            target = _target(type_text)
+            if target is None:
+                return f"{parent.sql(dialect=SparkSQL)}: target type is not primitive"
+            return parent, PathUse(name, segments, target)
+        base = parent
+    else:
+        return f"{shown} is used as a whole Variant"
+    outer = base.parent
+    if isinstance(outer, exp.Cast) and outer.this is base:
+        target = _target(outer.to.sql(dialect=SparkSQL))
+        if target is None:
+            return f"{outer.sql(dialect=SparkSQL)}: target type is not primitive"
+        return outer, PathUse(name, segments, target)
+    if isinstance(outer, exp.Is) and outer.this is base and isinstance(outer.expression, exp.Null):
+        return outer, PathUse(name, segments, ISNULL)
+    return f"{base.sql(dialect=SparkSQL)} is used as a Variant"
+
+
+# --- skipping filters --------------------------------------------------------------------------------------------
+
+
+def _conjuncts(scope: Scope, alias: str, ours: Mapping[str, TableUsage]) -> list[Predicate] | None:
+    """WHERE conjuncts that read only ``alias``'s columns, as predicates (None: none apply)."""
+    select = scope.expression
+    if not isinstance(select, exp.Select):
+        return None
+    for join in select.args.get("joins") or []:
+        if join.side or (join.kind or "").upper() in ("SEMI", "ANTI", "OUTER"):
+            return None  # an outer side may be padded with NULLs that a skipped file would change
+    where = select.args.get("where")
+    if where is None:
+        return None
+    parts = where.this.flatten() if isinstance(where.this, exp.And) else [where.this]
+    out: list[Predicate] = []
+    for part in parts:
+        if any(isinstance(n, exp.Query) for n in part.walk()):
+            continue
+        columns = [n for n in part.find_all(exp.Column)]
+        if not columns or any(_resolve(c, scope, ours) != alias for c in columns):
+            continue
+        copy = part.copy()
+        for c in copy.find_all(exp.Column):
+            c.set("table", None)
+        try:
+            out.append(parse_predicate(copy.sql(dialect=SparkSQL)))
+        except (ExpressionError, SqlglotError, ValueError):
+            continue
+    return out or None
+
+
+# --- rewriting -------------------------------------------------------------------------------------------------
+
+
+def _variant_get_form(node: exp.Expr) -> exp.Expr:
+    """``v:a.b`` as the equivalent ``variant_get(v, '$.a.b')`` (Spark resolves ``:`` to exactly that)."""
+    for extract in list(node.find_all(exp.JSONExtract)):
+        if not extract.args.get("variant_extract"):
+            continue
+        segments = _json_segments(extract.expression)
+        path = spark_path(segments) if segments is not None else None
+        if path is None:
+            continue
+        call = exp.Anonymous(this="variant_get", expressions=[extract.this.copy(), exp.Literal.string(path)])
+        if extract is node:
+            return call
+        extract.replace(call)
+    return node
+
+
+def rewrite(analysis: QueryAnalysis, derived: Mapping[str, Mapping[PathUse, str]]) -> str:
+    """The query with every site of the tables in ``derived`` routed through the derived columns.
+
+    ``derived`` maps a table name to ``{use: derived column}``; tables not in it keep
+    their expressions. Without any site to rewrite the text is returned as analysed.
+    """
+    chosen = [s for s in analysis.sites if s.table in derived and s.use in derived[s.table]]
+    if analysis.tree is None or not chosen:
+        return analysis.text
+    for site in chosen:
+        qualifier = site.qualifier
+        flag = exp.column(FLAG_COLUMN, table=qualifier)
+        value = exp.column(derived[site.table][site.use], table=qualifier)
+        original = _variant_get_form(site.node.copy())
+        site.node.replace(exp.If(this=flag, true=value, false=original))
+    return analysis.tree.sql(dialect=SparkSQL)
