@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo bench clean
+.PHONY: install test demo bench bench-components clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,18 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m varlake.demo
 
+# The workload benchmarks of issue 6 (JSON strings vs Variant vs shredded vs varlake vs
+# relational vs DuckDB); scale with VARLAKE_BENCH_SCALE. Writes bench/RESULTS.md and results.json.
 bench: $(STAMP)
+	$(PY) bench/run.py
+
+# One benchmark per layer, each printing ratios against a baseline measured in the same run.
+bench-components: $(STAMP)
 	$(PY) bench/codec.py
+	$(PY) bench/shredding.py
+	$(PY) bench/table.py
+	$(PY) bench/skipping.py
+	$(PY) bench/spark_paths.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache
