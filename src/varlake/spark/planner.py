@@ -1,7 +1,8 @@
 """Read plans for Spark: which files to skip, and which read path each remaining file takes.
 
-A query touches a table's Variant columns through *path uses* (``v:a.b::bigint``,
-``variant_get(v, '$.a', 'int')``, ``v:a IS NULL``). For each table the planner
+A query touches a table's Variant columns (top-level, or held in structs) through *path
+uses* (``v:a.b::bigint``, ``variant_get(v, '$.a', 'int')``, ``s.v:a IS NULL``). For each
+table the planner
 
 1. skips files by partition values and statistics (``varlake.read.plan_scan``), and puts
    back any file skipped on statistics where the filter holds a cast that could raise
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
-from typing import Literal as TypingLiteral
+from typing import Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -71,6 +72,8 @@ __all__ = [
 Segment = str | int
 #: ``PathUse.target`` of a ``path IS [NOT] NULL`` test on an uncast path.
 ISNULL = "isnull"
+#: How a group of files is read: struct-pruned leaves, or the whole Variant.
+GroupKind = Literal["shredded", "variant"]
 
 _INTEGRAL_RANK = {"byte": 0, "short": 1, "integer": 2, "long": 3}
 _INTEGRAL_DIGITS = {"byte": 3, "short": 5, "integer": 10, "long": 19}
@@ -93,9 +96,13 @@ _LEAF_TYPES: Mapping[LeafKind, str] = {
 
 @dataclass(frozen=True, slots=True)
 class PathUse:
-    """One way a query reads a Variant path: cast to ``target`` (canonical type) or ``ISNULL``."""
+    """One way a query reads a Variant path: cast to ``target`` (canonical type) or ``ISNULL``.
 
-    column: str
+    ``column`` is the Variant column's path in the table schema: ``("v",)``, or
+    ``("s", "v")`` for a Variant held in struct ``s``.
+    """
+
+    column: tuple[str, ...]
     segments: tuple[Segment, ...]
     target: str
 
@@ -106,7 +113,7 @@ class PathUse:
 
     def __str__(self) -> str:
         what = "IS NULL" if self.target == ISNULL else f"AS {self.target}"
-        return f"{self.column}:{self.path} {what}"
+        return f"{'.'.join(self.column)}:{self.path} {what}"
 
 
 # --- a file's physical layout ------------------------------------------------------------------------
@@ -134,17 +141,29 @@ class FileLayout:
         self.metadata = metadata
         self.schema = metadata.schema.to_arrow_schema()
         self.columns = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
-        self._layouts: dict[str, ValueLayout | None] = {}
-        self._leaves: dict[tuple[str, tuple[Segment, ...]], str | None] = {}
+        self._layouts: dict[tuple[str, ...], ValueLayout | None] = {}
+        self._leaves: dict[tuple[tuple[str, ...], tuple[Segment, ...]], str | None] = {}
 
-    def variant_root(self, column: str) -> ValueLayout | None:
+    def _group_type(self, column: tuple[str, ...]) -> pa.DataType | None:
+        t: pa.DataType | None = None
+        for i, name in enumerate(column):
+            if i == 0:
+                index = self.schema.get_field_index(name)
+                t = self.schema.field(index).type if index >= 0 else None
+            elif t is not None and pa.types.is_struct(t) and t.get_field_index(name) >= 0:
+                t = t.field(name).type
+            else:
+                return None
+        return t if t is not None and pa.types.is_struct(t) else None
+
+    def variant_root(self, column: tuple[str, ...]) -> ValueLayout | None:
         """The top ``value``/``typed_value`` level of a Variant column, or None if it is not one."""
         if column not in self._layouts:
             layout: ValueLayout | None = None
-            index = self.schema.get_field_index(column)
-            if index >= 0 and pa.types.is_struct(self.schema.field(index).type):
+            group = self._group_type(column)
+            if group is not None:
                 try:
-                    layout = recognise_layout(self.schema.field(index).type, f"{self.location}: column {column!r}").root
+                    layout = recognise_layout(group, f"{self.location}: column {'.'.join(column)!r}").root
                 except ShreddingError:
                     layout = None  # Spark's own reader decides what such a file means
             self._layouts[column] = layout
@@ -162,18 +181,18 @@ class FileLayout:
                 return False
         return True
 
-    def leaf_type(self, column: str, segments: tuple[Segment, ...]) -> str | None:
+    def leaf_type(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> str | None:
         """Type (canonical name) of the typed leaf at a perfectly shredded path, else None."""
         key = (column, segments)
         if key not in self._leaves:
             self._leaves[key] = self._leaf_type(column, segments)
         return self._leaves[key]
 
-    def _leaf_type(self, column: str, segments: tuple[Segment, ...]) -> str | None:
+    def _leaf_type(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> str | None:
         node = self.variant_root(column)
         if node is None:
             return None
-        parquet = column
+        parquet = ".".join(column)
         for segment in segments:
             typed = node.typed
             if isinstance(segment, str) and isinstance(typed, ObjectLayout):
@@ -337,7 +356,7 @@ def cannot_raise(predicate: Predicate, stats: FileStats) -> bool:
 class FileGroup:
     """Files read the same way: ``shredded`` (struct leaves) or ``variant``, one partition each."""
 
-    kind: TypingLiteral["shredded", "variant"]
+    kind: GroupKind
     tasks: tuple[ScanTask, ...]
     partition_values: tuple[tuple[str, str | None], ...]
     leaf_types: tuple[tuple[PathUse, str], ...] = ()
@@ -371,9 +390,20 @@ class TablePlan:
         return tuple(t for g in self.groups for t in g.tasks)
 
 
-def variant_columns(schema: StructType) -> tuple[str, ...]:
-    """Top-level Variant columns of a table schema (the ones whose paths can be pruned)."""
-    return tuple(f.name for f in schema.fields if isinstance(f.type, VariantType))
+def variant_columns(schema: StructType) -> tuple[tuple[str, ...], ...]:
+    """Paths of the Variant columns whose paths can be pruned: top-level ones and those held
+    in structs (not those inside arrays or maps)."""
+    out: list[tuple[str, ...]] = []
+
+    def walk(struct: StructType, prefix: tuple[str, ...]) -> None:
+        for f in struct.fields:
+            if isinstance(f.type, VariantType):
+                out.append((*prefix, f.name))
+            elif isinstance(f.type, StructType):
+                walk(f.type, (*prefix, f.name))
+
+    walk(schema, ())
+    return tuple(out)
 
 
 def usable_conjuncts(conjuncts: Iterable[Predicate], schema: StructType, tz: str) -> list[Predicate]:
@@ -478,7 +508,7 @@ def _group(
         buckets.setdefault((partition, leaves), []).append(task)
     groups = []
     for (partition, leaves), members in buckets.items():
-        kind: TypingLiteral["shredded", "variant"] = "shredded" if leaves is not None else "variant"
+        kind: GroupKind = "shredded" if leaves is not None else "variant"
         groups.append(FileGroup(kind, tuple(members), partition, leaves or ()))
     groups.sort(key=lambda g: (g.kind != "shredded", str(g.partition_values)))
     return tuple(groups)

@@ -8,7 +8,8 @@ groups. So each table of a query becomes a temporary view that is the union of
 
 * one *shredded* branch per group of files in which every path the query uses is
   perfectly shredded with a compatible leaf type (``planner``): each path is a derived
-  column ``__vl_<n>`` computed from the leaf; the Variant columns themselves are NULL;
+  column ``__vl_<n>`` computed from the leaf; the Variant columns themselves (top-level or
+  in structs) are NULL;
 * one *variant* branch per group of other files, read with the table's schema
   (``variant`` types): derived columns are NULL there, and the query's own expressions
   compute the values (``sql.rewrite`` routes each use through ``IF(__vl_shredded, ...)``);
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
-from varlake.delta.schema import PrimitiveType, StructType, VariantType
+from varlake.delta.schema import PrimitiveType
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import TableError
 from varlake.spark.planner import (
@@ -43,7 +44,18 @@ from varlake.spark.sql import FLAG_COLUMN, QueryAnalysis, analyze, derived_name,
 from varlake.spark.types import to_spark_schema, to_spark_type
 from varlake.table import Table
 
-__all__ = ["IGNORE_VARIANT_ANNOTATION", "PreparedQuery", "TableSource", "clone_session", "prepare", "read", "read_query", "run", "sql", "table_frame"]
+__all__ = [
+    "IGNORE_VARIANT_ANNOTATION",
+    "PreparedQuery",
+    "TableSource",
+    "clone_session",
+    "prepare",
+    "read",
+    "read_query",
+    "run",
+    "sql",
+    "table_frame",
+]
 
 IGNORE_VARIANT_ANNOTATION = "spark.sql.parquet.ignoreVariantAnnotation"
 TableSource = Table | str | os.PathLike[str]
@@ -119,14 +131,14 @@ def _type_sql(name: str) -> str:
 
 def _leaf_sql(use: PathUse) -> str:
     """SQL for a use's typed leaf inside its struct-read Variant column."""
-    expr = _ident(use.column)
+    expr = ".".join(_ident(name) for name in use.column)
     for segment in use.segments:
         expr += ".typed_value"
         expr = f"get({expr}, {segment})" if isinstance(segment, int) else f"{expr}.{_ident(segment)}"
     return f"{expr}.typed_value"
 
 
-def _leaf_schema(leaves: Mapping[PathUse, str], column: str) -> Any:
+def _leaf_schema(leaves: Mapping[PathUse, str], column: tuple[str, ...]) -> Any:
     """``struct<typed_value: ...>`` holding just the leaves the uses of ``column`` need."""
     from pyspark.sql.types import ArrayType, StructField
     from pyspark.sql.types import StructType as SparkStruct
@@ -170,36 +182,52 @@ def _target_sql(use: PathUse) -> str:
     return "boolean" if use.target == ISNULL else _type_sql(use.target)
 
 
-def _group_frame(session: Any, plan: TablePlan, group: FileGroup, derived: Mapping[PathUse, str]) -> Any:
-    """One file group read as asked, projected to the view's columns (SQL, so one JVM call)."""
+def _shredded_field(field: Any, path: tuple[str, ...], leaves: Mapping[PathUse, str]) -> tuple[Any | None, str]:
+    """For a shredded group: how to read a column (None: not at all) and the SQL giving its value.
+
+    Used Variants become their leaf structs (and NULL in the view); structs holding them are
+    rebuilt field by field (NULL where the struct is NULL); anything else is read as declared.
+    """
     from pyspark.sql.types import StructField
     from pyspark.sql.types import StructType as SparkStruct
+    from pyspark.sql.types import VariantType as SparkVariant
 
-    schema = plan.schema
+    ref = ".".join(_ident(p) for p in path)
+    used = {use.column for use in leaves}
+    if path in used:
+        return StructField(field.name, _leaf_schema(leaves, path), True), "CAST(NULL AS VARIANT)"
+    if isinstance(field.dataType, SparkVariant) and len(path) == 1:
+        return None, "CAST(NULL AS VARIANT)"  # not used by the query: not read
+    if isinstance(field.dataType, SparkStruct) and any(c[: len(path)] == path for c in used):
+        read, parts = [], []
+        for sub in field.dataType.fields:
+            sub_read, sub_sql = _shredded_field(sub, (*path, sub.name), leaves)
+            if sub_read is not None:
+                read.append(sub_read)
+            parts.append(f"{_string(sub.name)}, {sub_sql}")
+        value = f"CASE WHEN {ref} IS NULL THEN NULL ELSE named_struct({', '.join(parts)}) END"
+        return StructField(field.name, SparkStruct(read), field.nullable), value
+    return field, ref
+
+
+def _group_frame(session: Any, plan: TablePlan, group: FileGroup, derived: Mapping[PathUse, str]) -> Any:
+    """One file group read as asked, projected to the view's columns (SQL, so one JVM call)."""
+    from pyspark.sql.types import StructType as SparkStruct
+
     partitions = dict(group.partition_values)
-    spark_schema = to_spark_schema(schema)
-    variants = {f.name for f in schema.fields if isinstance(f.type, VariantType)}
+    spark_schema = to_spark_schema(plan.schema)
     shredded = group.kind == "shredded"
-    leaves = group.leaves
-    read_fields = []
-    for f in spark_schema.fields:
-        if f.name in partitions:
-            continue
-        if shredded and f.name in variants:
-            if any(use.column == f.name for use in leaves):
-                read_fields.append(StructField(f.name, _leaf_schema(leaves, f.name), True))
-        else:
-            read_fields.append(f)
-    locations = [plan.table.open_file(task.relative_path) for task in group.tasks]
-    frame = session.read.schema(SparkStruct(read_fields)).parquet(*locations)
-    columns = []
+    read_fields, columns = [], []
     for f in spark_schema.fields:
         if f.name in partitions:
             columns.append(f"{_partition_sql(plan, f.name, partitions[f.name])} AS {_ident(f.name)}")
-        elif shredded and f.name in variants:
-            columns.append(f"CAST(NULL AS VARIANT) AS {_ident(f.name)}")
-        else:
-            columns.append(_ident(f.name))
+            continue
+        read, value = _shredded_field(f, (f.name,), group.leaves) if shredded else (f, _ident(f.name))
+        if read is not None:
+            read_fields.append(read)
+        columns.append(f"{value} AS {_ident(f.name)}")
+    locations = [plan.table.open_file(task.relative_path) for task in group.tasks]
+    frame = session.read.schema(SparkStruct(read_fields)).parquet(*locations)
     columns.append(f"{'true' if shredded else 'false'} AS {FLAG_COLUMN}")
     for use, name in derived.items():
         if not shredded:

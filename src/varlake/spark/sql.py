@@ -6,10 +6,11 @@ and walks the query scope by scope (``sqlglot.optimizer.scope``) to find, per ta
 * *sites*: expressions that read one Variant path as a primitive type --
   ``v:a.b::int``, ``CAST(v:a AS BIGINT)``, ``TRY_CAST(...)``, ``variant_get(v, '$.a',
   'int')``, ``try_variant_get(...)``, ``CAST(variant_get(v, '$.a') AS ...)`` -- or test it
-  for NULL (``v:a IS NULL``);
+  for NULL (``v:a IS NULL``); the Variant may be a top-level column or a struct field
+  (``s.v:a::int``), qualified by a table alias or not;
 * whether the Variant column is needed whole (``SELECT *``, ``v`` itself, ``to_json(v)``,
-  an uncast ``v:a``, or any reference it cannot resolve for sure: then that table is
-  simply read as Variant and none of its expressions change);
+  an uncast ``v:a``, a struct holding a Variant, or any reference it cannot resolve for
+  sure: then that table is simply read as Variant and none of its expressions change);
 * the WHERE conjuncts that read only that table, as varlake predicates for file skipping
   (only in scopes without outer/semi/anti joins, so skipping never changes a join).
 
@@ -225,28 +226,50 @@ def _source_has(scope: Scope, alias: str, name: str, ours: Mapping[str, TableUsa
     return None
 
 
-def _resolve(column: exp.Column, scope: Scope, ours: Mapping[str, TableUsage]) -> str | None:
-    """The alias of our table this column certainly belongs to, else None."""
-    qualifier = column.table
-    if column.args.get("db") or column.args.get("catalog"):
-        return None
-    if qualifier:
-        return qualifier if qualifier in ours else None
+def _reference(column: exp.Column) -> tuple[list[str], exp.Expr]:
+    """The dotted name parts of a column reference (``t.s.v`` -> t, s, v, following field
+    accesses ``.x`` above it) and the outermost node of the reference."""
+    parts = [p.name for p in column.parts]
+    top: exp.Expr = column
+    while isinstance(top.parent, exp.Dot) and top.parent.this is top and isinstance(top.parent.expression, exp.Identifier):
+        top = top.parent
+        parts.append(top.expression.name)
+    return parts, top
+
+
+def _resolve(column: exp.Column, scope: Scope, ours: Mapping[str, TableUsage]) -> tuple[str, tuple[str, ...], exp.Expr] | None:
+    """(alias of our table, column path in its schema, outermost node) of a reference that
+    certainly reads one of our tables, else None."""
+    parts, top = _reference(column)
+    if len(parts) > 1 and parts[0] in scope.selected_sources:
+        return (parts[0], tuple(parts[1:]), top) if parts[0] in ours else None
     owners = []
     for alias in scope.selected_sources:
-        has = _source_has(scope, alias, column.name, ours)
+        has = _source_has(scope, alias, parts[0], ours)
         if has is None:
             return None
         if has:
             owners.append(alias)
-    return owners[0] if len(owners) == 1 and owners[0] in ours else None
-
-
-def _variant_column(usage: TableUsage, name: str) -> str | None:
-    for column in variant_columns(usage.schema):
-        if column.lower() == name.lower():
-            return column
+    if len(owners) == 1 and owners[0] in ours:
+        return owners[0], tuple(parts), top
     return None
+
+
+def _variant_column(usage: TableUsage, path: tuple[str, ...]) -> tuple[tuple[str, ...] | None, bool]:
+    """(the Variant column this path names, whether it names a struct holding Variants)."""
+    wanted = tuple(p.lower() for p in path)
+    holds = False
+    for column in variant_columns(usage.schema):
+        lowered = tuple(p.lower() for p in column)
+        if lowered == wanted:
+            return column, False
+        if lowered[: len(wanted)] == wanted:
+            holds = True
+    return None, holds
+
+
+def _mentions_variant(usage: TableUsage, name: str) -> bool:
+    return any(name.lower() in (p.lower() for p in column) for column in variant_columns(usage.schema))
 
 
 def _analyze_scope(scope: Scope, by_view: Mapping[str, TableUsage], sites: list[Site], seen: set[int]) -> list[TableUsage]:
@@ -268,25 +291,29 @@ def _analyze_scope(scope: Scope, by_view: Mapping[str, TableUsage], sites: list[
                 if not qualifier or qualifier == alias:
                     usage.need_whole(f"{node.sql(dialect=SparkSQL)} reads every column")
             continue
-        alias = _resolve(node, scope, ours)
-        if alias is None:
-            if node.table and node.table in scope.selected_sources and not node.args.get("db"):
+        resolved = _resolve(node, scope, ours)
+        if resolved is None:
+            parts, _ = _reference(node)
+            if len(parts) > 1 and parts[0] in scope.selected_sources:
                 continue  # qualified by another source of this scope: certainly not our column
             for usage in by_view.values():
-                column = _variant_column(usage, node.name)
-                if column is not None:
+                if any(_mentions_variant(usage, part) for part in parts):
                     usage.need_whole(f"cannot tell which table {node.sql(dialect=SparkSQL)} belongs to")
             continue
+        alias, path, top = resolved
         usage = ours[alias]
-        column = _variant_column(usage, node.name)
+        column, holds = _variant_column(usage, path)
+        if holds and not (isinstance(top.parent, exp.Is) and isinstance(top.parent.expression, exp.Null)):
+            usage.need_whole(f"{top.sql(dialect=SparkSQL)} reads a struct holding Variants")  # (its NULL test does not)
         if column is None:
             continue
-        site = _site(node, column)
+        site = _site(top, column)
         if isinstance(site, str):
             usage.need_whole(site)
         else:
             target_node, use = site
-            sites.append(Site(target_node, usage.name, node.table or None, use))
+            qualifier = alias if len(_reference(node)[0]) > len(path) else None
+            sites.append(Site(target_node, usage.name, qualifier, use))
             if use not in usage.uses:
                 usage.uses.append(use)
     for alias, usage in ours.items():
@@ -320,7 +347,7 @@ def _target(type_text: str) -> str | None:
     return None if target in _NOT_PRIMITIVE else target
 
 
-def _site(column: exp.Column, name: str) -> tuple[exp.Expr, PathUse] | str:
+def _site(column: exp.Expr, name: tuple[str, ...]) -> tuple[exp.Expr, PathUse] | str:
     """The rewritable expression around a Variant column reference, or why there is none."""
     shown = column.sql(dialect=SparkSQL)
     parent = column.parent
@@ -362,6 +389,14 @@ def _site(column: exp.Column, name: str) -> tuple[exp.Expr, PathUse] | str:
 # --- skipping filters --------------------------------------------------------------------------------------------
 
 
+def _column_expr(path: tuple[str, ...]) -> exp.Expr:
+    """An unqualified reference to a column path (``s.v`` reads field ``v`` of struct ``s``)."""
+    node: exp.Expr = exp.column(path[0], quoted=True)
+    for name in path[1:]:
+        node = exp.Dot(this=node, expression=exp.to_identifier(name, quoted=True))
+    return node
+
+
 def _conjuncts(scope: Scope, alias: str, ours: Mapping[str, TableUsage]) -> list[Predicate] | None:
     """WHERE conjuncts that read only ``alias``'s columns, as predicates (None: none apply)."""
     select = scope.expression
@@ -378,12 +413,18 @@ def _conjuncts(scope: Scope, alias: str, ours: Mapping[str, TableUsage]) -> list
     for part in parts:
         if any(isinstance(n, exp.Query) for n in part.walk()):
             continue
-        columns = [n for n in part.find_all(exp.Column)]
-        if not columns or any(_resolve(c, scope, ours) != alias for c in columns):
-            continue
         copy = part.copy()
-        for c in copy.find_all(exp.Column):
-            c.set("table", None)
+        columns = list(copy.find_all(exp.Column))
+        resolved = [_resolve(c, scope, ours) for c in columns]
+        if not columns or any(r is None or r[0] != alias for r in resolved):
+            continue
+        for r in resolved:
+            assert r is not None
+            _, path, top = r
+            if top is copy:
+                copy = _column_expr(path)
+            else:
+                top.replace(_column_expr(path))
         try:
             out.append(parse_predicate(copy.sql(dialect=SparkSQL)))
         except (ExpressionError, SqlglotError, ValueError):

@@ -1,0 +1,448 @@
+"""Variant vs JSON strings vs shredding vs relational, side by side: the entry point of `make bench`.
+
+    .venv/bin/python bench/run.py [--scale 1.0] [--seed 2026] [--runs 3] [--workloads tpch_nested,events]
+
+Environment overrides: ``VARLAKE_BENCH_SCALE``, ``VARLAKE_BENCH_SEED``, ``VARLAKE_BENCH_RUNS``,
+``VARLAKE_BENCH_MASTER`` (default ``local[2]``), ``VARLAKE_BENCH_WORKDIR`` (scratch space; a
+temporary directory by default, removed at the end).
+
+In one Spark session it generates both workloads (``workloads/``), loads every storage
+from the same JSON Lines (``harness.py``), runs every query once to warm up and then
+``--runs`` timed rounds, checks that all storages return the same rows, and writes
+``bench/RESULTS.md``, ``bench/results.json`` and one bar chart per workload
+(``bench/<workload>.png``). Ratios are against JSON strings (a) and relational Parquet (e)
+measured in the same run. Targets (issue 6): varlake >= 8x faster than JSON strings on
+events and >= 20x on TPC-H nested (total), within 1.3x of relational, and faster than
+Spark's own shredding on every query. The exit status is 1 when any storage failed or
+answered differently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(BENCH))
+
+import harness  # noqa: E402
+from workloads import WORKLOADS  # noqa: E402
+
+TARGET_SPEEDUP = {"events": 8.0, "tpch_nested": 20.0}
+TARGET_RELATIONAL = 1.3
+ORDER = ("json_strings", "spark_variant", "spark_shredded", "varlake", "relational", "duckdb", "duckdb_spark_shredded")
+SPARK_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "4g",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.hadoop.parquet.hadoop.vectored.io.enabled": "false",
+}
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=float(_env("VARLAKE_BENCH_SCALE", "1.0")),
+                    help="1.0 = TPC-H SF 0.02 (30k orders, 120k line items) and 200k events")
+    ap.add_argument("--seed", type=int, default=int(_env("VARLAKE_BENCH_SEED", "2026")))
+    ap.add_argument("--runs", type=int, default=int(_env("VARLAKE_BENCH_RUNS", "3")))
+    ap.add_argument("--workloads", default="tpch_nested,events")
+    ap.add_argument("--master", default=_env("VARLAKE_BENCH_MASTER", "local[2]"))
+    ap.add_argument("--workdir", default=_env("VARLAKE_BENCH_WORKDIR", ""))
+    ap.add_argument("--out", default=str(BENCH), help="where RESULTS.md, results.json and the charts go")
+    args = ap.parse_args(argv)
+    if args.runs < 3:
+        ap.error("--runs must be >= 3 (the figure is a median of warm runs)")
+    return args
+
+
+def spark_session(master: str) -> Any:
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.master(master).appName("varlake-bench")
+    for key, value in SPARK_CONF.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+# --- machine and versions ------------------------------------------------------------------------
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _memory_gb() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def _command(*cmd: str) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=ROOT)
+        return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr).strip() else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def machine() -> dict[str, Any]:
+    return {"cpu": _cpu_model(), "cores": os.cpu_count(), "memory_gb": _memory_gb(),
+            "os": platform.platform(), "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
+
+
+def versions(spark: Any) -> dict[str, str]:
+    import duckdb
+    import pyarrow
+    import pyspark
+
+    import varlake
+
+    commit = _command("git", "rev-parse", "--short", "HEAD")
+    dirty = " (+ uncommitted changes)" if _command("git", "status", "--porcelain") else ""
+    tpchgen = Path(sys.executable).with_name("tpchgen-cli")
+    return {
+        "python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "spark": spark.version,
+        "java": spark.sparkContext._jvm.System.getProperty("java.version"),
+        "duckdb": duckdb.__version__,
+        "pyarrow": pyarrow.__version__,
+        "tpchgen-cli": _command(str(tpchgen) if tpchgen.exists() else "tpchgen-cli", "--version"),
+        "varlake": f"{varlake.__version__} @ {commit or 'unknown'}{dirty}",
+    }
+
+
+# --- ratios and targets --------------------------------------------------------------------------
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or math.isnan(a) or math.isnan(b) or b == 0:
+        return None
+    return a / b
+
+
+def summary(wl: harness.WorkloadResult) -> dict[str, Any]:
+    """Speed-ups against JSON strings, ratios against relational, and the issue's targets."""
+    s = wl.storages
+    names = [q.name for q in wl.queries]
+
+    def med(key: str, q: str) -> float | None:
+        st = s.get(key)
+        return st.queries[q].median_seconds if st and q in st.queries and st.queries[q].seconds else None
+
+    def tot(key: str) -> float | None:
+        st = s.get(key)
+        return st.total_seconds if st and not st.error else None
+
+    out: dict[str, Any] = {"speedup_vs_json_strings": {}, "ratio_vs_relational": {}}
+    for key in s:
+        out["speedup_vs_json_strings"][key] = {q: _r(ratio(med(harness.BASELINE, q), med(key, q))) for q in names} | {
+            "total": _r(ratio(tot(harness.BASELINE), tot(key)))}
+        out["ratio_vs_relational"][key] = {q: _r(ratio(med(key, q), med(harness.REFERENCE, q))) for q in names} | {
+            "total": _r(ratio(tot(key), tot(harness.REFERENCE)))}
+    speedup = ratio(tot(harness.BASELINE), tot("varlake"))
+    vs_rel = ratio(tot("varlake"), tot(harness.REFERENCE))
+    slower = {q: _r(ratio(med("varlake", q), med("spark_shredded", q))) for q in names}
+    need = TARGET_SPEEDUP.get(wl.name, 8.0)
+    floor = min((v for q in names if (v := med(harness.REFERENCE, q)) is not None), default=None)
+    out["targets"] = {
+        "varlake_speedup_vs_json_strings": {"target": need, "measured": _r(speedup),
+                                            "met": speedup is not None and speedup >= need},
+        "varlake_vs_relational": {"target": TARGET_RELATIONAL, "measured": _r(vs_rel),
+                                  "met": vs_rel is not None and vs_rel <= TARGET_RELATIONAL},
+        "varlake_vs_spark_shredded_per_query": {"target": "< 1.0 on every query", "measured": slower,
+                                                "met": all(v is not None and v < 1.0 for v in slower.values())},
+        "relational_speedup_vs_json_strings": _r(ratio(tot(harness.BASELINE), tot(harness.REFERENCE))),
+        "fastest_relational_query_seconds": _r(floor),
+    }
+    return out
+
+
+def _r(x: float | None, digits: int = 3) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+# --- output --------------------------------------------------------------------------------------
+
+
+def _mb(n: int | None) -> str:
+    return "–" if n is None else f"{n / 1e6:,.1f}"
+
+
+def _s(x: float | None) -> str:
+    return "–" if x is None or math.isnan(x) else f"{x:.3f}"
+
+
+def _x(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}x"
+
+
+def _keys(wl: harness.WorkloadResult) -> list[str]:
+    return [k for k in ORDER if k in wl.storages]
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: Sequence[int] = ()) -> list[str]:
+    """A Markdown table; numbers right-aligned, the first column and ``text_columns`` left-aligned."""
+    align = ["---" if i == 0 or i in text_columns else "---:" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return lines
+
+
+def workload_markdown(wl: harness.WorkloadResult, summ: dict[str, Any], runs: int, chart: str) -> list[str]:
+    keys = _keys(wl)
+    labels = [wl.storages[k].label for k in keys]
+    src = wl.source
+    details = ", ".join(f"{k} {v}" for k, v in src.details.items())
+    out = [f"## {wl.title}", "",
+           f"Source: {src.rows:,} JSON documents, {src.bytes / 1e6:,.1f} MB of JSON Lines in {len(src.paths)} files "
+           f"({details}), generated in {src.seconds:.1f} s.", ""]
+    out += ["### Loading", ""]
+    out += _table(["storage", "load (s)", "on disk (MB)", "files", "codec", "note"], [
+        [wl.storages[k].label, _s(wl.storages[k].load_seconds), _mb(wl.storages[k].bytes_on_disk),
+         str(wl.storages[k].files or "–"), wl.storages[k].compression or "–", wl.storages[k].error or wl.storages[k].note]
+        for k in keys], text_columns=(4, 5))
+    names = [q.name for q in wl.queries]
+
+    def cell(k: str, q: str, what: str) -> str:
+        qr = wl.storages[k].queries.get(q)
+        if qr is None or qr.error:
+            return "error" if qr is not None else "–"
+        return _s(qr.median_seconds) if what == "s" else _mb(qr.median_bytes)
+
+    out += ["", f"### Query time (seconds, median of {runs} warm runs)", ""]
+    rows = [[f"{q} {next(x.title for x in wl.queries if x.name == q)}"] + [cell(k, q, "s") for k in keys] for q in names]
+    rows.append(["**total**"] + [f"**{_s(wl.storages[k].total_seconds)}**" for k in keys])
+    out += _table(["query", *labels], rows)
+    spreads = sorted((max(qr.seconds) - min(qr.seconds)) / qr.median_seconds
+                     for k in keys for qr in wl.storages[k].queries.values() if len(qr.seconds) > 1 and qr.median_seconds > 0)
+    if spreads:
+        out += ["", f"Run-to-run spread (max - min of a query's timed runs, over their median): median "
+                f"{100 * spreads[len(spreads) // 2]:.0f}%, worst {100 * spreads[-1]:.0f}% across storages and queries; "
+                "every run is in `results.json`."]
+    out += ["", f"![{wl.name}]({chart})", ""]
+    out += ["### Bytes read (MB)", ""]
+    rows = [[q] + [cell(k, q, "b") for k in keys] for q in names]
+    rows.append(["**total**"] + [f"**{_mb(wl.storages[k].total_bytes)}**" for k in keys])
+    out += _table(["query", *labels], rows)
+    out += ["", "### Speed-up against (a) JSON strings (higher is better)", ""]
+    sp = summ["speedup_vs_json_strings"]
+    out += _table(["query", *labels], [[q] + [_x(sp[k][q]) for k in keys] for q in [*names, "total"]])
+    out += ["", "### Time relative to (e) relational (lower is better)", ""]
+    rr = summ["ratio_vs_relational"]
+    out += _table(["query", *labels], [[q] + [_x(rr[k][q]) for k in keys] for q in [*names, "total"]])
+    out += ["", "### First run (includes Spark's JIT warm-up; not part of the medians), seconds", ""]
+    out += _table(["query", *labels], [[q] + [_s(wl.storages[k].queries[q].first_run_seconds)
+                                             if q in wl.storages[k].queries else "–" for k in keys] for q in names])
+    out += ["", "### Targets", ""]
+    t = summ["targets"]
+    a, b, c = t["varlake_speedup_vs_json_strings"], t["varlake_vs_relational"], t["varlake_vs_spark_shredded_per_query"]
+    out.append(f"- varlake >= {a['target']:g}x faster than JSON strings (total): **{_x(a['measured'])}** — "
+               + ("met." if a["met"] else f"missed{_by(a['measured'], a['target'], higher=True)}."))
+    out.append(f"- varlake within {b['target']}x of relational (total): **{_x(b['measured'])}** — "
+               + ("met." if b["met"] else f"missed{_by(b['measured'], b['target'], higher=False)}."))
+    slow = {q: v for q, v in c["measured"].items() if v is None or v >= 1.0}
+    out.append("- varlake faster than Spark's own shredding on every query: "
+               + ("met (" + ", ".join(f"{q} {_x(v)}" for q, v in c["measured"].items()) + " of its time)." if c["met"]
+                  else "missed on " + ", ".join(f"{q} ({_x(v)} of its time)" for q, v in slow.items()) + "."))
+    rel_speedup = t["relational_speedup_vs_json_strings"]
+    implied = f" (so the speed-up target asks varlake to be {a['target'] / rel_speedup:.2f}x faster than relational)" \
+        if rel_speedup and a["target"] > rel_speedup else ""
+    out.append(f"- For scale: relational itself is {_x(rel_speedup)} faster than JSON strings here{implied}, and the "
+               f"fastest relational query takes {_s(t['fastest_relational_query_seconds'])} s (Spark's per-query floor "
+               "on this machine).")
+    out += diagnostics(wl)
+    return out
+
+
+def _by(measured: float | None, target: float, higher: bool) -> str:
+    if measured is None:
+        return " (no figure: varlake did not run)"
+    return f" by {target / measured:.2f}x" if higher else f" by {measured / target:.2f}x"
+
+
+def diagnostics(wl: harness.WorkloadResult) -> list[str]:
+    """Facts behind the figures: where varlake's time and bytes go relative to its peers."""
+    s = wl.storages
+    v, rel, sh = s.get("varlake"), s.get("relational"), s.get("spark_shredded")
+    if not v or v.error or not rel:
+        return ["", f"varlake did not run: {v.error if v else 'not available in this tree'}."]
+    lines = ["", "Where varlake's time goes, per query: its time and bytes against relational (e) and Spark's "
+             "shredding (c), the time its planner alone takes (`varlake.spark.explain`, warm), and the read path "
+             "the planner chose:", ""]
+    rows = []
+    for q in wl.queries:
+        vq, rq = v.queries.get(q.name), rel.queries.get(q.name)
+        sq = sh.queries.get(q.name) if sh else None
+        if not vq or not rq or vq.error:
+            continue
+        rows.append([q.name, _s(vq.median_seconds), _x(ratio(vq.median_seconds, rq.median_seconds)),
+                     _x(ratio(vq.median_bytes, rq.median_bytes)),
+                     _x(ratio(vq.median_seconds, sq.median_seconds)) if sq else "–",
+                     _x(ratio(vq.median_bytes, sq.median_bytes)) if sq else "–",
+                     _s(vq.plan_seconds), vq.note or "–"])
+    lines += _table(["query", "varlake (s)", "time vs (e)", "bytes vs (e)", "time vs (c)", "bytes vs (c)",
+                     "planning (s)", "read path"], rows, text_columns=(7,))
+    return lines
+
+
+def write_chart(wl: harness.WorkloadResult, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = _keys(wl)
+    names = [q.name for q in wl.queries]
+    groups = [*names, "total"]
+    width = 0.8 / max(1, len(keys))
+    fig, ax = plt.subplots(figsize=(11, 5))
+    for i, k in enumerate(keys):
+        st = wl.storages[k]
+        vals = [st.queries[q].median_seconds if q in st.queries and st.queries[q].seconds else 0.0 for q in names]
+        vals.append(st.total_seconds if not math.isnan(st.total_seconds) else 0.0)
+        ax.bar([g + i * width - 0.4 + width / 2 for g in range(len(groups))], vals, width, label=st.label)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_yscale("log")
+    ax.set_ylabel("median seconds (log scale)")
+    ax.set_title(f"{wl.title}\n{wl.source.rows:,} documents, {wl.source.bytes / 1e6:,.0f} MB of JSON")
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def results_markdown(meta: dict[str, Any], results: list[harness.WorkloadResult], summaries: dict[str, Any],
+                     charts: dict[str, str]) -> str:
+    m, v, cfg = meta["machine"], meta["versions"], meta["config"]
+    out = ["# varlake benchmark: Variant, shredding and relational, side by side", "",
+           f"Generated by `make bench` (`bench/run.py`) on {meta['generated_at']}: scale {cfg['scale']}, seed "
+           f"{cfg['seed']}, {cfg['runs']} timed runs per query after one warm-up run, Spark master `{cfg['master']}`, "
+           f"wall time {meta['wall_seconds'] / 60:.1f} min.", "",
+           f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB RAM, {m['os']}; load average "
+           f"{m['load_average_at_start']} at the start and {m.get('load_average_at_end')} at the end (other work on "
+           "the machine shows up here and in the spread of the runs).", "",
+           "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".", "",
+           "## How to read this", "",
+           "Storages, all loaded from the same JSON Lines and queried in one Spark session:", "",
+           "- **(a) JSON strings**: Parquet with the raw JSON text; queries use `get_json_object` (scalar paths) or "
+           "`from_json` with a schema pruned to the fields read (arrays).",
+           "- **(b) Spark Variant**: `parse_json` into Parquet Variant, unshredded (`writeShredding.enabled=false`).",
+           "- **(c) Spark shredded**: the same, shredded by Spark 4.3's own per-file schema inference (its default).",
+           "- **(d) varlake**: `varlake.spark.write(..., shredding=\"auto\")` (one stable shredding schema for the table) "
+           "and `varlake.spark.sql` (the planner reads perfectly shredded paths as plain struct leaves).",
+           "- **(e) relational**: the same documents as typed, flattened columns and arrays of structs (the reference).",
+           "- **(f) DuckDB** 2.0 (2 threads) over the files of (d) and over the files of (c), through its VARIANT type.",
+           "",
+           "(b), (c) and (d) run the *same* Variant SQL text (`v:path::type`, `variant_get(v, '$.lineitems', "
+           "'array<struct<...>>')`). Time is the median of the timed runs; each run uses another set of the query's "
+           "literals (TPC-H substitution parameters; the JSONBench queries have none), no engine caches results, nothing "
+           "is cached in memory by the benchmark, and every storage's files are warm in the OS page cache because each "
+           "was just written. Round 0 (untimed) warms up every storage and query, so Spark's JIT compilation is out of "
+           "the medians (its first-run times are listed separately). Bytes read: Spark's task input metrics (all stages "
+           "of the query's jobs; Hadoop's vectored Parquet reads are switched off because they bypass these counters), "
+           "and DuckDB's profiler (`total_bytes_read`). Every run of every query is checked against relational's rows "
+           f"for the same literals (floats to a relative {harness.REL_TOL:g}); "
+           + ("**all storages returned the same answers.**" if all(not r.mismatches for r in results)
+              else "**some answers differed — see the end of this file.**"), ""]
+    for wl in results:
+        out += workload_markdown(wl, summaries[wl.name], cfg["runs"], charts[wl.name])
+        out.append("")
+    problems = [m for wl in results for m in wl.mismatches]
+    if problems:
+        out += ["## Failures and differing answers", "", *(f"- {p}" for p in problems), ""]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="varlake-bench-"))
+    print(f"varlake bench: scale {args.scale}, seed {args.seed}, {args.runs} runs, scratch {workdir}", flush=True)
+    meta: dict[str, Any] = {"generated_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                            "machine": machine(),
+                            "config": {"scale": args.scale, "seed": args.seed, "runs": args.runs, "master": args.master,
+                                       "spark_conf": SPARK_CONF}}
+    spark = spark_session(args.master)
+    meta["versions"] = versions(spark)
+    results: list[harness.WorkloadResult] = []
+    summaries: dict[str, Any] = {}
+    charts: dict[str, str] = {}
+    try:
+        for name in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+            workload = WORKLOADS[name](args.seed)
+            print(f"[{name}] generating ...", flush=True)
+            source = workload.generate(workdir / name / "source", args.scale, args.seed)
+            print(f"[{name}] {source.rows:,} documents, {source.bytes / 1e6:,.1f} MB in {source.seconds:.1f} s", flush=True)
+            wl = harness.run_workload(spark, workload, source, workdir / name / "storages", runs=args.runs,
+                                      log=lambda line: print(line, flush=True))
+            results.append(wl)
+            summaries[name] = summary(wl)
+            charts[name] = f"{name}.png"
+            write_chart(wl, out_dir / charts[name])
+            print_ratios(wl, summaries[name])
+            shutil.rmtree(workdir / name, ignore_errors=True)
+    finally:
+        spark.stop()
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    meta["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    meta["wall_seconds"] = round(time.perf_counter() - started, 1)
+    doc = {**meta, "workloads": {wl.name: {**wl.to_json(), "summary": summaries[wl.name]} for wl in results}}
+    (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (out_dir / "RESULTS.md").write_text(results_markdown(meta, results, summaries, charts))
+    failed = [m for wl in results for m in wl.mismatches] + [
+        f"{wl.name} {k}: {st.error}" for wl in results for k, st in wl.storages.items() if st.error]
+    print(f"wrote {out_dir / 'RESULTS.md'} and {out_dir / 'results.json'} in {meta['wall_seconds'] / 60:.1f} min")
+    for line in failed:
+        print(f"FAILED: {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def print_ratios(wl: harness.WorkloadResult, summ: dict[str, Any]) -> None:
+    print(f"\n== {wl.name}: total median seconds, speed-up vs (a) JSON strings, ratio vs (e) relational ==")
+    for k in _keys(wl):
+        st = wl.storages[k]
+        print(f"{st.label:28s} {_s(st.total_seconds):>9s} s   {_x(summ['speedup_vs_json_strings'][k]['total']):>8s} "
+              f"vs JSON   {_x(summ['ratio_vs_relational'][k]['total']):>8s} of relational   read {_mb(st.total_bytes)} MB")
+    print()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,319 @@
+"""The Spark read planner without Spark: SQL analysis and rewriting, footer layouts, grouping, skipping."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from varlake.delta.actions import AddFile
+from varlake.delta.schema import parse_schema
+from varlake.errors import TableError
+from varlake.expr import FileStats, TypeFamily, VariantBound, bind, flatten_delta_schema, parse_predicate
+from varlake.io.parquet_write import write_parquet
+from varlake.spark.planner import ISNULL, PathUse, cannot_raise, file_layout, leaf_serves, plan_table
+from varlake.spark.sql import analyze, derived_name, rewrite, spark_path
+from varlake.table import Table, to_arrow_table
+
+EVENTS = parse_schema(
+    '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},'
+    '{"name":"v","type":"variant","nullable":true,"metadata":{}},'
+    '{"name":"w","type":"variant","nullable":true,"metadata":{}},'
+    '{"name":"p","type":"integer","nullable":true,"metadata":{}}]}'
+)
+
+
+def _uses(query: str, **schemas: Any) -> Any:
+    return analyze(query, schemas or {"e": EVENTS})
+
+
+# --- analysis -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "use"),
+    [
+        ("v:a.b::int", PathUse(("v",), ("a", "b"), "integer")),
+        ("CAST(v:a AS BIGINT)", PathUse(("v",), ("a",), "long")),
+        ("TRY_CAST(v:a[2] AS DECIMAL(10, 2))", PathUse(("v",), ("a", 2), "decimal(10,2)")),
+        ("variant_get(v, '$.a.b', 'string')", PathUse(("v",), ("a", "b"), "string")),
+        ("try_variant_get(v, '$[\"x y\"]', 'date')", PathUse(("v",), ("x y",), "date")),
+        ("CAST(variant_get(v, '$.a') AS SMALLINT)", PathUse(("v",), ("a",), "short")),
+        ("v:['k.l']::boolean", PathUse(("v",), ("k.l",), "boolean")),
+        ("v:a IS NULL", PathUse(("v",), ("a",), ISNULL)),
+        ("w:z::double", PathUse(("w",), ("z",), "double")),
+    ],
+)
+def test_every_form_of_a_typed_path_is_a_site(expression: str, use: PathUse) -> None:
+    analysis = _uses(f"SELECT id, {expression} FROM {{e}}")
+    usage = analysis.tables["e"]
+    assert not usage.whole_variant, usage.reasons
+    assert usage.uses == [use]
+    assert [s.use for s in analysis.sites] == [use]
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("SELECT * FROM {e}", "SELECT *"),
+        ("SELECT e.* FROM {e} e", "reads every column"),
+        ("SELECT to_json(v) FROM {e}", "whole Variant"),
+        ("SELECT v:a FROM {e}", "used as a Variant"),
+        ("SELECT v:a::struct<x: int> FROM {e}", "not primitive"),
+        ("SELECT variant_get(v, concat('$.', 'a'), 'int') FROM {e}", "not literals"),
+        ("SELECT variant_get(v, 'a', 'int') FROM {e}", "invalid path"),
+        ("SELECT v:a::int FROM {e} JOIN other_table USING (id)", "cannot tell"),
+    ],
+)
+def test_whole_variant_uses_disable_path_pruning(query: str, reason: str) -> None:
+    usage = _uses(query).tables["e"]
+    assert usage.whole_variant and usage.uses == []
+    assert any(reason in r for r in usage.reasons), usage.reasons
+
+
+def test_columns_resolve_through_aliases_subqueries_and_ctes() -> None:
+    query = (
+        "WITH recent AS (SELECT id, v:a::bigint AS a FROM {e} WHERE v:ts::bigint > 5) "
+        "SELECT r.a, x.v:b::string FROM recent r JOIN {e} AS x ON r.id = x.id "
+        "WHERE x.id IN (SELECT id FROM {e} WHERE v:c IS NOT NULL)"
+    )
+    usage = _uses(query).tables["e"]
+    assert not usage.whole_variant, usage.reasons
+    assert set(usage.uses) == {
+        PathUse(("v",), ("a",), "long"), PathUse(("v",), ("ts",), "long"),
+        PathUse(("v",), ("b",), "string"), PathUse(("v",), ("c",), ISNULL),
+    }
+    # three occurrences: the CTE's (filtered), the join's (no WHERE on x alone), the IN subquery's
+    assert len(usage.filters) == 3 and usage.filters.count(None) == 1
+
+
+def test_subquery_column_named_like_the_variant_is_not_the_table_column() -> None:
+    usage = _uses("SELECT s.v:a::int FROM (SELECT parse_json('{}') AS v) s, {e} t WHERE t.id = 1").tables["e"]
+    assert not usage.whole_variant and usage.uses == []
+
+
+def test_a_column_of_two_tables_with_the_same_name_is_ambiguous() -> None:
+    analysis = _uses("SELECT v:a::int FROM {e} JOIN {f} ON true", e=EVENTS, f=EVENTS)
+    assert analysis.tables["e"].whole_variant and analysis.tables["f"].whole_variant
+
+
+def test_where_conjuncts_of_one_table_become_skipping_filters() -> None:
+    query = "SELECT id FROM {e} WHERE v:a::bigint BETWEEN 1 AND 5 AND p = 2 AND id + 1 > rand() AND upper(v:b::string) = 'X'"
+    (filters,) = _uses(query).tables["e"].filters
+    assert [str(f) for f in filters] == [
+        str(parse_predicate("v:a::bigint BETWEEN 1 AND 5")), str(parse_predicate("p = 2")),
+    ]
+
+
+def test_outer_joins_give_no_skipping_filters() -> None:
+    query = "SELECT a.id FROM {e} a LEFT JOIN {f} b ON a.id = b.id WHERE b.v:a::int = 1 AND a.p = 1"
+    analysis = _uses(query, e=EVENTS, f=EVENTS)
+    assert analysis.tables["e"].filters == [None] and analysis.tables["f"].filters == [None]
+
+
+def test_join_conjuncts_are_split_per_table() -> None:
+    query = "SELECT a.id FROM {e} a JOIN {f} b ON a.id = b.id WHERE b.v:a::int = 1 AND a.p = 1 AND a.id = b.id"
+    analysis = _uses(query, e=EVENTS, f=EVENTS)
+    assert [str(f) for f in analysis.tables["e"].filters[0]] == [str(parse_predicate("p = 1"))]
+    assert [str(f) for f in analysis.tables["f"].filters[0]] == [str(parse_predicate("v:a::int = 1"))]
+
+
+def test_unknown_placeholder_and_unparsable_sql() -> None:
+    with pytest.raises(TableError, match="no table 'x'"):
+        _uses("SELECT * FROM {x}")
+    analysis = _uses("SELECT v:a::int FROM {e} WHERE (((")
+    assert analysis.tables["e"].whole_variant and analysis.note and "sqlglot" in analysis.note
+    assert rewrite(analysis, {"e": {}}) == "SELECT v:a::int FROM __varlake_e WHERE ((("
+
+
+# --- rewriting ----------------------------------------------------------------------------------------
+
+
+def test_rewrite_routes_each_site_through_the_flag_and_keeps_the_original() -> None:
+    analysis = _uses("SELECT x.v:a::int AS a, count(*) FROM {e} x WHERE try_variant_get(x.v, '$.b', 'string') = 'k' AND x.v:c IS NULL GROUP BY 1")
+    derived = {"e": {use: derived_name(i) for i, use in enumerate(analysis.tables["e"].uses)}}
+    text = rewrite(analysis, derived)
+    assert "IF(x.__vl_shredded, x.__vl_0, CAST(VARIANT_GET(x.v, '$.a') AS INT)) AS a" in text
+    assert "IF(x.__vl_shredded, x.__vl_1, TRY_VARIANT_GET(x.v, '$.b', 'string')) = 'k'" in text
+    assert "IF(x.__vl_shredded, x.__vl_2, VARIANT_GET(x.v, '$.c') IS NULL)" in text
+    assert "FROM __varlake_e AS x" in text
+
+
+def test_rewrite_leaves_tables_without_derived_columns_alone() -> None:
+    analysis = _uses("SELECT v:a::int, 'it''s' FROM {e}")
+    assert rewrite(analysis, {}) == "SELECT v:a::int, 'it''s' FROM __varlake_e"
+
+
+def test_spark_path_text() -> None:
+    assert spark_path(("a", 0, "b c", "it's", "x.y")) == "$.a[0]['b c'][\"it's\"]['x.y']"
+    assert spark_path(("both'\"",)) is None
+
+
+# --- which leaves serve which casts ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("leaf", "target", "serves"),
+    [
+        ("integer", "long", True), ("long", "integer", False), ("byte", "short", True),
+        ("integer", "decimal(12,2)", True), ("long", "decimal(12,2)", False), ("long", "decimal(19,0)", True),
+        ("decimal(9,2)", "decimal(12,3)", True), ("decimal(9,2)", "decimal(12,1)", False),
+        ("decimal(9,2)", "decimal(9,2)", True), ("decimal(12,2)", "decimal(10,2)", False),
+        ("string", "string", True), ("long", "string", False), ("string", "long", False),
+        ("float", "double", False), ("date", "timestamp", False), ("timestamp", "timestamp", True),
+        ("boolean", ISNULL, True), (None, ISNULL, False), (None, "long", False),
+    ],
+)
+def test_leaf_serves_only_lossless_same_family_widening(leaf: str | None, target: str, serves: bool) -> None:
+    assert leaf_serves(leaf, target) is serves
+
+
+# --- footers -----------------------------------------------------------------------------------------------
+
+
+def _table(tmp_path: Path, *files: tuple[list[Any], str | None], partitioned: bool = False) -> Table:
+    schema = "id bigint, v variant" + (", p int" if partitioned else "")
+    table = Table.create(tmp_path / "t", schema, partition_by=["p"] if partitioned else [])
+    file_schema = parse_schema(
+        '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},'
+        '{"name":"v","type":"variant","nullable":true,"metadata":{}}]}'
+    )
+    adds = []
+    for i, (docs, layout) in enumerate(files):
+        rel = (f"p={i % 2}/" if partitioned else "") + f"f{i}.parquet"
+        target = Path(table.path) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = to_arrow_table({"id": list(range(len(docs))), "v": docs}, file_schema)
+        result = write_parquet(data, target, shredding={"v": layout} if layout else None, variant_columns=["v"])
+        adds.append(AddFile(rel, result.size, {"p": str(i % 2)} if partitioned else {}, 0, True, table.file_stats_json(rel)))
+    table.commit_files(adds, "append")
+    return table
+
+
+def _layout(table: Table, index: int = 0) -> Any:
+    tasks = sorted(table.files(), key=lambda a: a.path)
+    return file_layout(table.open_file(tasks[index].path))
+
+
+def test_footer_layout_finds_perfectly_shredded_leaves(tmp_path: Path) -> None:
+    docs = [
+        {"a": 1, "b": "x", "c": {"d": 5}, "arr": [1, 2], "extra": True},  # 'extra' is not shredded
+        {"a": 2, "c": {"d": 6}, "arr": []},  # b missing: still perfect
+        None,  # SQL NULL row
+        [1, 2],  # not an object: top-level value, no typed_value
+        {"a": 3, "b": None, "c": "not an object", "arr": "nope"},  # b is a Variant null
+    ]
+    table = _table(tmp_path, (docs, "a bigint, b string, c struct<d: int>, arr array<smallint>, q date"))
+    layout = _layout(table)
+    assert layout.leaf_type(("v",), ("a",)) == "long"
+    assert layout.leaf_type(("v",), ("b",)) is None  # the JSON null sits in b's value column
+    assert layout.leaf_type(("v",), ("c", "d")) == "integer"
+    assert layout.leaf_type(("v",), ("arr", 0)) == "short"
+    assert layout.leaf_type(("v",), ("q",)) == "date"  # never present is perfectly (all-missing) shredded
+    assert layout.leaf_type(("v",), ("c",)) is None  # an object, not a leaf
+    assert layout.leaf_type(("v",), ("extra",)) is None
+    assert layout.leaf_type(("v",), ("a", "x")) is None
+    assert layout.leaf_type(("nope",), ("a",)) is None
+
+
+def test_footer_layout_rejects_mixed_types_and_unshredded_files(tmp_path: Path) -> None:
+    table = _table(tmp_path, ([{"a": 1}, {"a": "two"}], "a bigint"), ([{"a": 1}], None), ([{"a": Decimal("1.50")}], "a decimal(9,2)"))
+    assert _layout(table, 0).leaf_type(("v",), ("a",)) is None
+    assert _layout(table, 1).leaf_type(("v",), ("a",)) is None
+    assert _layout(table, 2).leaf_type(("v",), ("a",)) == "decimal(9,2)"
+
+
+# --- planning a table ---------------------------------------------------------------------------------------
+
+
+def test_files_group_by_layout_and_partition(tmp_path: Path) -> None:
+    ints = [{"a": i, "b": f"s{i}"} for i in range(5)]
+    table = _table(
+        tmp_path,
+        (ints, "a bigint, b string"), (ints, "a int, b string"), (ints, "a bigint, b string"),
+        (ints, None), ([{"a": "x"}], "a bigint"), (ints, "a string"),
+        partitioned=True,
+    )
+    uses = [PathUse(("v",), ("a",), "long"), PathUse(("v",), ("b",), "string")]
+    plan = plan_table("e", table, table.snapshot(), uses, False, None)
+    shredded = [g for g in plan.groups if g.kind == "shredded"]
+    assert sorted((dict(g.partition_values)["p"], len(g.tasks), tuple(g.leaves.values())) for g in shredded) == [
+        ("0", 2, ("long", "string")), ("1", 1, ("integer", "string")),
+    ]
+    assert sum(len(g.tasks) for g in plan.groups if g.kind == "variant") == 3
+    whole = plan_table("e", table, table.snapshot(), uses, True, None)
+    assert {g.kind for g in whole.groups} == {"variant"} and whole.uses == ()
+
+
+def test_statistics_skip_files_and_partition_values_prune(tmp_path: Path) -> None:
+    table = _table(
+        tmp_path, ([{"a": i} for i in range(10)], "a bigint"), ([{"a": i} for i in range(100, 110)], "a bigint"),
+        ([{"a": i} for i in range(200, 210)], "a bigint"), partitioned=True,
+    )
+    use = [PathUse(("v",), ("a",), "long")]
+    plan = plan_table("e", table, table.snapshot(), use, False, parse_predicate("v:a::bigint BETWEEN 100 AND 150"))
+    assert [t.relative_path for t in plan.skipped_by_stats] == ["p=0/f0.parquet", "p=0/f2.parquet"]
+    assert [t.relative_path for t in plan.read_tasks] == ["p=1/f1.parquet"]
+    plan = plan_table("e", table, table.snapshot(), use, False, parse_predicate("p = 1 AND v:a::bigint > 1000"))
+    assert [t.relative_path for t in plan.skipped_by_partition] == ["p=0/f0.parquet", "p=0/f2.parquet"]
+    assert [t.relative_path for t in plan.skipped_by_stats] == ["p=1/f1.parquet"]
+
+
+def test_files_whose_rows_would_raise_are_not_skipped(tmp_path: Path) -> None:
+    table = _table(tmp_path, ([{"a": 1000 + i} for i in range(10)], "a bigint"), ([{"a": i} for i in range(10)], "a bigint"))
+    use = [PathUse(("v",), ("a",), "byte")]
+    # v:a::tinyint < 0 excludes both files by statistics, but 1000 does not fit a tinyint:
+    # Spark raises on the first file, so it must be read
+    plan = plan_table("e", table, table.snapshot(), use, False, parse_predicate("v:a::tinyint < 0"))
+    assert [t.relative_path for t in plan.readmitted] == ["f0.parquet"]
+    assert [t.relative_path for t in plan.skipped_by_stats] == ["f1.parquet"]
+    plan = plan_table("e", table, table.snapshot(), use, False, parse_predicate("try_variant_get(v, '$.a', 'tinyint') < 0"))
+    assert plan.readmitted == () and len(plan.skipped_by_stats) == 2
+
+
+def test_cannot_raise_needs_statistics_that_prove_the_cast() -> None:
+    types = flatten_delta_schema({"fields": [{"name": "v", "type": "variant"}, {"name": "s", "type": "string"}]})
+    key = (("v",), "$['a']")
+
+    def stats(lo: Any, hi: Any, family: TypeFamily = TypeFamily.EXACT_NUMERIC) -> FileStats:
+        return FileStats(num_records=5, variant_min={key: VariantBound(lo, family)}, variant_max={key: VariantBound(hi, family)})
+
+    def check(text: str, s: FileStats) -> bool:
+        return cannot_raise(bind(parse_predicate(text), types), s)
+
+    assert check("v:a::int > 5", stats(-5, 2**31 - 1))
+    assert not check("v:a::int > 5", stats(-5, 2**31))
+    assert check("v:a::decimal(5,1) > 5", stats(-5, 9999))
+    assert not check("v:a::decimal(5,1) > 5", stats(-5, 10000))
+    assert not check("v:a::int > 5", FileStats(num_records=5))
+    assert check("v:a::string = 'x'", stats("a", "b", TypeFamily.STRING))
+    assert not check("v:a::int = 1", stats("a", "b", TypeFamily.STRING))
+    assert check("try_variant_get(v, '$.a', 'int') = 1", FileStats(num_records=5))
+    assert not check("CAST(s AS INT) = 1", FileStats(num_records=5))
+
+
+NESTED = parse_schema(
+    '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},'
+    '{"name":"s","type":{"type":"struct","fields":[{"name":"n","type":"integer","nullable":true,"metadata":{}},'
+    '{"name":"v","type":"variant","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}]}'
+)
+
+
+def test_variants_held_in_structs_are_sites_too() -> None:
+    analysis = analyze("SELECT t.s.v:a::int, s.v:b IS NULL, s.n FROM {e} t WHERE s.v:a::bigint > 5 AND t.s.n = 1", {"e": NESTED})
+    usage = analysis.tables["e"]
+    assert not usage.whole_variant, usage.reasons
+    assert usage.uses == [PathUse(("s", "v"), ("a",), "integer"), PathUse(("s", "v"), ("b",), ISNULL), PathUse(("s", "v"), ("a",), "long")]
+    assert [s.qualifier for s in analysis.sites] == ["t", None, None]
+    assert [str(f) for f in usage.filters[0]] == [str(parse_predicate("s.v:a::bigint > 5")), str(parse_predicate("s.n = 1"))]
+    derived = {"e": {use: derived_name(i) for i, use in enumerate(usage.uses)}}
+    text = rewrite(analysis, derived)
+    assert "IF(t.__vl_shredded, t.__vl_0, CAST(VARIANT_GET(t.s.v, '$.a') AS INT))" in text
+    assert "IF(__vl_shredded, __vl_2, CAST(VARIANT_GET(s.v, '$.a') AS BIGINT)) > 5" in text
+
+
+@pytest.mark.parametrize("query", ["SELECT s FROM {e}", "SELECT to_json(s.v) FROM {e}", "SELECT t.s.v FROM {e} t"])
+def test_reading_the_struct_or_its_variant_whole_disables_pruning(query: str) -> None:
+    assert analyze(query, {"e": NESTED}).tables["e"].whole_variant
