@@ -213,7 +213,7 @@ def skipping(spark: Any, table: Table, rows: int, runs: int, rng: random.Random)
     results = timed_all(spark, ["varlake", "native", "plain"], make, literals)
     for storage, (m, answers) in results.items():
         print(f"  {storage:<8} {m.seconds:>7.3f}s {mb(m.input_bytes):>10}  answers {[tuple(a[0]) for a in answers]}")
-    if len({repr(answers) for _, answers in results.values()}) != 1:
+    if len({repr([tuple(a[0]) for a in answers]) for _, answers in results.values()}) != 1:
         failures.append("Q3: storages disagree")
     x = literals[0]
     explanation = vs.explain(spark, query % (x, x + span), e=table, show=False)

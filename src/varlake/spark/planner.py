@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
@@ -388,6 +388,14 @@ class TablePlan:
     @property
     def read_tasks(self) -> tuple[ScanTask, ...]:
         return tuple(t for g in self.groups for t in g.tasks)
+
+    def as_variant(self) -> "TablePlan":
+        """The same files (same skipping), every one read as Variant, one group per partition."""
+        by_partition: dict[tuple[tuple[str, str | None], ...], list[ScanTask]] = {}
+        for group in self.groups:
+            by_partition.setdefault(group.partition_values, []).extend(group.tasks)
+        groups = tuple(FileGroup("variant", tuple(tasks), partition) for partition, tasks in by_partition.items())
+        return replace(self, uses=(), groups=groups)
 
 
 def variant_columns(schema: StructType) -> tuple[tuple[str, ...], ...]:

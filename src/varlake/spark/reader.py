@@ -264,18 +264,36 @@ def clone_session(spark: Any) -> Any:
     """A clone of ``spark`` (confs, views, functions) that reads Variant groups as structs on request."""
     from pyspark.sql import SparkSession
 
+    if getattr(spark, "_jsparkSession", None) is None:
+        raise TableError("varlake.spark reads need a classic (JVM) SparkSession, not a Spark Connect one")
     session = SparkSession(spark.sparkContext, spark._jsparkSession.cloneSession())
     session.conf.set(IGNORE_VARIANT_ANNOTATION, "true")
     return session
 
 
+def _register(session: Any, prepared: PreparedQuery, plans: Mapping[str, TablePlan], derived: Mapping[str, Mapping[PathUse, str]]) -> None:
+    for name, plan in plans.items():
+        table_frame(session, plan, derived.get(name)).createOrReplaceTempView(prepared.analysis.tables[name].view)
+
+
 def run(spark: Any, prepared: PreparedQuery) -> Any:
-    """Register the table views in a session clone and run the prepared SQL there."""
+    """Register the table views in a session clone and run the prepared SQL there.
+
+    Should Spark reject the rewritten text (sqlglot rendered something Spark 4.3 does not
+    take) while the user's own query is valid, the query runs as written with every file
+    read as Variant: slower, never different.
+    """
+    from pyspark.errors import AnalysisException, ParseException
+
     session = clone_session(spark)
-    for name, plan in prepared.plans.items():
-        frame = table_frame(session, plan, prepared.derived.get(name))
-        frame.createOrReplaceTempView(prepared.analysis.tables[name].view)
-    result = session.sql(prepared.sql)
+    _register(session, prepared, prepared.plans, prepared.derived)
+    try:
+        result = session.sql(prepared.sql)
+    except (AnalysisException, ParseException):
+        if not prepared.rewritten:
+            raise
+        _register(session, prepared, {n: p.as_variant() for n, p in prepared.plans.items()}, {})
+        return session.sql(prepared.analysis.text)
     if prepared.rewritten and not prepared.analysis.names_known:
         # the user's own query, analysed over the same views, names the output as Spark would
         result = result.toDF(*session.sql(prepared.analysis.text).columns)
