@@ -140,7 +140,7 @@ def versions(spark: Any) -> dict[str, str]:
         "java": spark.sparkContext._jvm.System.getProperty("java.version"),
         "duckdb": duckdb.__version__,
         "pyarrow": pyarrow.__version__,
-        "tpchgen-cli": _command(str(tpchgen) if tpchgen.exists() else "tpchgen-cli", "--version"),
+        "tpchgen-cli": _command(str(tpchgen) if tpchgen.exists() else "tpchgen-cli", "--version").split(" ")[-1],
         "varlake": f"{varlake.__version__} @ {commit or 'unknown'}{dirty}",
     }
 
