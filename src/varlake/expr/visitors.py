@@ -8,6 +8,8 @@ subclass, so no algorithm touches another's code.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from functools import singledispatch
 from typing import Generic, TypeVar
 
@@ -33,38 +35,52 @@ from varlake.expr.tree import (
 T = TypeVar("T")
 
 
-class PredicateVisitor(Generic[T]):
-    """Post-order visitor; leaves receive the node, inner nodes their children's results."""
+class PredicateVisitor(ABC, Generic[T]):
+    """Post-order visitor; leaves receive the node, inner nodes their children's results.
 
+    Every method is abstract: a visitor that forgets a node kind fails when it is built,
+    not halfway through a walk.
+    """
+
+    @abstractmethod
     def visit_true(self) -> T:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def visit_false(self) -> T:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def visit_not(self, child: T) -> T:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def visit_and(self, left: T, right: T) -> T:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def visit_or(self, left: T, right: T) -> T:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def visit_is_null(self, node: IsNull) -> T:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def visit_is_not_null(self, node: IsNotNull) -> T:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def visit_comparison(self, node: Comparison) -> T:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def visit_in(self, node: In) -> T:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def visit_not_in(self, node: NotIn) -> T:
-        raise NotImplementedError
+        ...
 
 
 def visit(predicate: Predicate, visitor: PredicateVisitor[T]) -> T:
