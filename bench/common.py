@@ -94,3 +94,19 @@ def median(values: list[float]) -> float:
 
 def mb(n: float) -> str:
     return f"{n / 1e6:.1f} MB"
+
+
+INT_FIELDS = [f"f{i}" for i in range(16)]
+
+
+def event_columns() -> dict[str, str]:
+    """Field name -> SQL over ``id``: 20 fields, ``a`` clustered (it is the id)."""
+    fields = {
+        "a": "id",
+        "b": "concat('k', CAST(id % 50 AS STRING))",
+        "c": "(id * 7) % 100000",
+        "d": "concat('user-', CAST(id % 977 AS STRING))",
+    }
+    for i, name in enumerate(INT_FIELDS):
+        fields[name] = f"(id * {i + 3}) % {1000 + i * 37}"
+    return fields

@@ -19,7 +19,9 @@ part of its time spent before Spark executes (analysis, planning, views):
 * Q2 ``SELECT concat(v:b::string, k), count(*) ... GROUP BY 1``
 * Q3 ``SELECT count(*), sum(v:c::bigint) ... WHERE v:a::bigint BETWEEN x AND x + N/1000``:
   files skipped by statistics, and rows actually scanned in the remaining file(s), i.e.
-  row groups skipped inside them by the pushed-down filter.
+  row groups skipped inside them by the pushed-down filter;
+* ingest of the same events as JSON Lines (``bench/spark_ingest.py``): throughput against
+  Spark writing the lines as a plain string column.
 
 Storages: ``varlake`` (``varlake.spark.sql`` on the table), ``plain`` (the columns),
 ``native`` (Spark 4.3 reading the same files as VARIANT with ``variant_get``, default
@@ -43,30 +45,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Measured, bench_session, mb, measure, median, scan_rows  # noqa: E402
+from common import Measured, bench_session, event_columns, mb, measure, median, scan_rows  # noqa: E402
+from spark_ingest import bench_ingest  # noqa: E402
 
 import varlake.spark as vs  # noqa: E402
 from varlake.table import Table  # noqa: E402
 
-INT_FIELDS = [f"f{i}" for i in range(16)]
-
-
-def event_columns(n: int) -> dict[str, str]:
-    """Field name -> SQL over ``id``: 20 fields, ``a`` clustered (it is the id)."""
-    fields = {
-        "a": "id",
-        "b": "concat('k', CAST(id % 50 AS STRING))",
-        "c": "(id * 7) % 100000",
-        "d": "concat('user-', CAST(id % 977 AS STRING))",
-    }
-    for i, name in enumerate(INT_FIELDS):
-        fields[name] = f"(id * {i + 3}) % {1000 + i * 37}"
-    return fields
-
-
 def generate(spark: Any, root: Path, rows: int, files: int, row_group_bytes: int) -> tuple[Table, str]:
     """Both tables under ``root`` (each one only if it is not there yet, so ``--dir`` reuses them)."""
-    fields = event_columns(rows)
+    fields = event_columns()
     spark.sparkContext._jsc.hadoopConfiguration().setInt("parquet.block.size", row_group_bytes)
     base = spark.range(0, rows, 1, files)
     if not (root / "events" / "_delta_log").is_dir():
@@ -147,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--dir", type=Path, default=None, help="working directory, kept and reused by later runs (default: a fresh temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the generated tables")
+    parser.add_argument("--no-ingest", action="store_true", help="skip the ingest comparison (bench/spark_ingest.py)")
+    parser.add_argument("--ingest-runs", type=int, default=3)
     args = parser.parse_args(argv)
 
     root = args.dir or Path(tempfile.mkdtemp(prefix="varlake-spark-paths-"))
@@ -187,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             if speedup < 3:
                 failures.append(f"{name}: only {speedup:.1f}x faster than native")
         failures += skipping(spark, table, args.rows, args.runs, rng)
+        if not args.no_ingest:
+            failures += bench_ingest(spark, root, args.rows, args.ingest_runs)
         print("\nall targets met" if not failures else "\ntargets missed:\n  " + "\n  ".join(failures))
         return 0
     finally:

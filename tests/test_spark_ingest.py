@@ -209,3 +209,45 @@ def test_a_corrupt_gzip_fails_the_ingest_and_writes_nothing(spark: Any, tmp_path
     with pytest.raises(IngestError, match=r"cut\.jsonl\.gz.*Unexpected end of input stream"):
         ingest_json(spark, tmp_path / "in", tmp_path / "t")
     assert not (tmp_path / "t").exists()
+
+
+def test_clean_input_is_read_once_and_only_files_with_bad_lines_are_read_again(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "clean.jsonl").write_bytes(b'{"a": 1}\n' * 50)
+    calls: list[list[str]] = []
+    real = ingest_module._line_frame
+
+    def spy(spark_: Any, files: Any, multiline: bool) -> Any:
+        calls.append(list(files))
+        return real(spark_, files, multiline)
+
+    monkeypatch.setattr(ingest_module, "_line_frame", spy)
+    result = ingest_json(spark, src, tmp_path / "t")
+    assert (result.read, result.written, result.quarantined, calls) == (50, 50, 0, [])
+    (src / "dirty.jsonl").write_bytes(b'{"a": 2}\n{oops\n{"a": 3}\n')
+    (src / "clean.jsonl").unlink()
+    (src / "clean2.jsonl").write_bytes(b'{"a": 4}\n' * 10)
+    result = ingest_json(spark, src, tmp_path / "t")
+    assert (result.read, result.written, result.quarantined) == (13, 12, 1)
+    assert calls == [[str(src / "dirty.jsonl")]]
+    q = Table(str(tmp_path / "t") + "_quarantine").scan().to_arrow().to_pylist()
+    assert [(r["file"], r["line"], r["raw"]) for r in q] == [(str(src / "dirty.jsonl"), 2, b"{oops")]
+
+
+def test_missing_line_counters_commit_nothing() -> None:
+    class Never:
+        def isCompleted(self) -> bool:
+            return False
+
+    class Jo:
+        def future(self) -> Never:
+            return Never()
+
+    class Observation:
+        _jo = Jo()
+
+    with pytest.raises(IngestError, match="line counters of the Spark job are missing.*no line counts after"):
+        ingest_module._observed(Observation(), "id-1", timeout=0.05)

@@ -330,3 +330,31 @@ def test_sql_spark_rejects_after_rewriting_falls_back_to_reading_variants(spark:
     prepared.sql = prepared.sql.replace("GROUP BY", "GROUP BY BY")  # as if sqlglot had rendered bad SQL
     assert sorted(map(tuple, run(spark, prepared).collect())) == expected
     assert expected == sorted(map(tuple, _reference(spark, events, query).collect()))
+
+
+def test_queries_share_table_reads_and_stay_correct(spark: Any, events: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    from varlake.spark import reader
+
+    reads = reader.SharedReads(capacity=2)
+    monkeypatch.setattr(reader, "SHARED_READS", reads)
+    query = "SELECT {e}.id, v:a::bigint + %d AS x FROM {e} WHERE v:b::string = 'k1'"
+    first = vs.sql(spark, query % 1, e=events)
+    second = vs.sql(spark, query % 2, e=events)
+    assert len(reads) == 1  # one plan, one shared read
+    unnamed = "SELECT {e}.id, sum(v:a::bigint + 3) FROM {e} WHERE {e}.id %% 2 = %d GROUP BY {e}.id"
+    with spark_conf(spark, {"spark.sql.parquet.enableVectorizedReader": "false"}):
+        third = vs.sql(spark, unnamed % 0, e=events)  # other confs: a read of its own
+        assert third.columns == _reference(spark, events, unnamed % 0).columns
+        assert sorted(third.collect()) == sorted(_reference(spark, events, unnamed % 0).collect())
+    assert len(reads) == 2
+    other = vs.sql(spark, "SELECT v:c.d::int AS d FROM {e}", e=events)  # evicts the oldest read
+    assert len(reads) == 2
+    views = [t.name for t in spark.catalog.listTables(spark.conf.get("spark.sql.globalTempDatabase"))]
+    assert sum(1 for v in views if v.startswith("__varlake_read_")) == 2
+    # DataFrames made before keep their reads
+    for df, k in ((first, 1), (second, 2)):
+        assert sorted(df.collect()) == sorted(_reference(spark, events, query % k).collect())
+    assert sorted(other.collect(), key=repr) == sorted(_reference(spark, events, "SELECT v:c.d::int AS d FROM {e}").collect(), key=repr)
+    again = vs.sql(spark, unnamed % 1, e=events)
+    assert again.columns == _reference(spark, events, unnamed % 1).columns
+    assert sorted(again.collect()) == sorted(_reference(spark, events, unnamed % 1).collect())

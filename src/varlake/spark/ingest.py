@@ -5,30 +5,34 @@ Every input line becomes either a row of the target table -- one Variant column
 ``read = written + quarantined`` always holds and is checked before anything is
 committed.
 
-How it runs on Spark:
+How it runs on Spark -- one pass over the input when every line is good:
 
-1. The inputs (files, directories, globs; ``.gz`` and other Hadoop codecs too) are
-   read with ``spark.read.text``: each line is kept as its exact bytes (Spark does not
-   validate UTF-8 when reading text). Each row carries its file, the byte offset of
-   its file split (``_metadata.file_block_start``) and ``monotonically_increasing_id``,
-   which counts rows within a Spark partition. One small aggregate per split (line
-   count, first id) turns that into an exact per-file line number:
-   ``lines in earlier splits of the file + (id - first id of the split) + 1``.
-2. Each line is parsed with ``try_parse_json`` after ``is_valid_utf8`` (Spark's
+1. *Sample.* With ``shredding="auto"`` the driver reads a few thousand lines straight
+   from the files, spread over files and byte ranges (``varlake.spark.sampling``), and
+   Spark parses them: that sample decides (or evolves) the table's shredding schema
+   before anything is written. Sampling with Spark would scan the whole input again.
+2. *Parse and write.* The inputs (files, directories, globs; ``.gz`` and other Hadoop
+   codecs too) are read with ``spark.read.text`` -- each line keeps its exact bytes --
+   and each line is parsed once with ``try_parse_json`` after ``is_valid_utf8`` (Spark's
    parser would silently replace invalid bytes). A line is bad when either says no:
-   invalid JSON, invalid UTF-8, duplicate keys, nesting deeper than 1000, a value
-   over Spark's 128 MiB limit, a blank line.
-3. Good lines are written with ``varlake.spark.write`` (shredded, with the table's
-   stable shredding schema inferred from a sample spread over all inputs). Bad lines
-   go to the quarantine Delta table (``<table>_quarantine`` unless given) with their
-   file, line number, raw bytes, text and a specific reason, which a Python UDF
-   computes on the executors -- for bad lines only -- with varlake's parser, whose
-   errors say what is wrong and where.
-4. Both tables are staged first; the counts are checked; then the quarantine and the
-   target are committed, one version each.
-
-The parsed lines are cached (memory and disk) by default so the input is read and
-parsed once for the counts, the sample, the table and the quarantine.
+   invalid JSON, invalid UTF-8, duplicate keys, nesting deeper than 1000, a value over
+   Spark's 128 MiB limit, a blank line. Good lines are written with
+   ``varlake.spark.stage_write`` (shredded with the table's stable schema). The same
+   job counts the lines read and the bad ones, and names the files holding bad lines,
+   through a Spark ``Observation`` (aggregates computed alongside the write).
+3. *Quarantine* (only when there were bad lines, and only over the files that hold
+   them). The lines of those files are read again with their file, the byte offset of
+   their file split (``_metadata.file_block_start``) and ``monotonically_increasing_id``
+   (cached, so both uses see the same ids). One small aggregate per split (line count,
+   first id) gives an exact per-file line number: ``lines in earlier splits of the file
+   + (id - first id of the split) + 1``. Bad lines go to the quarantine Delta table
+   (``<table>_quarantine`` unless given) with file, line number, raw bytes, text and a
+   specific reason, which a Python UDF computes on the executors -- for bad lines only
+   -- with varlake's parser, whose errors say what is wrong and where.
+4. *Commit.* Both tables are staged first; ``read = written + quarantined`` is checked
+   (read from the Observation, written from the files' footers, quarantined from the
+   quarantine files); then the quarantine and the target are committed, one version
+   each. If anything fails before that, nothing is committed.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from varlake.errors import (
     VariantSizeLimitError,
     VarlakeError,
 )
-from varlake.spark.session import spark_error_summary
+from varlake.spark.sampling import sample_lines, spark_line_reader
 from varlake.spark.writer import SAMPLE_ROWS, StagedWrite, commit_write, stage_write
 
 __all__ = ["IngestError", "IngestResult", "bad_line_reason", "ingest_json", "quarantine_path_for", "resolve_inputs"]
@@ -187,6 +191,20 @@ def _column_expr(name: str, spec: str, doc: str) -> Any:
     return F.expr(spec).alias(name)
 
 
+def _parsed_doc() -> Any:
+    """The document of a line (column ``value``) as a Variant, NULL for every bad line (invalid UTF-8 -- Spark's parser would silently replace those bytes
+    -- or anything ``try_parse_json`` rejects)."""
+    from pyspark.sql import functions as F
+
+    return F.when(F.is_valid_utf8(F.col("value")), F.try_parse_json(F.col("value")))
+
+
+def _target_columns(doc_column: str, columns: Mapping[str, str]) -> list[Any]:
+    from pyspark.sql import functions as F
+
+    return [F.col("_doc").alias(doc_column), *[_column_expr(n, s, doc_column) for n, s in columns.items()]]
+
+
 def ingest_json(
     spark: Any,
     input: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
@@ -207,8 +225,9 @@ def ingest_json(
 
     ``columns`` maps extra column names to ``$.path::type`` (``try_variant_get``) or a
     SQL expression over the ``doc_column``; ``partition_by`` names some of them.
+    ``cache`` keeps the lines of files with bad lines cached while they are quarantined.
     """
-    from pyspark import StorageLevel
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     started = time.perf_counter()
@@ -224,57 +243,54 @@ def ingest_json(
     target_path = os.path.abspath(os.fspath(table))
     quarantine_path = os.path.abspath(os.fspath(quarantine)) if quarantine else quarantine_path_for(target_path)
     ingest_id = str(uuid.uuid4())
+    target_existed = os.path.exists(target_path)
 
-    reader = spark.read.format("text")
-    if multiline:
-        reader = reader.option("wholetext", "true")
-    text = reader.load([_hadoop_path(f) for f in files])
-    raw = text.select(
-        F.col("_metadata.file_path").alias("_file"),
-        F.col("_metadata.file_block_start").alias("_block"),
-        F.monotonically_increasing_id().alias("_rid"),
-        F.col("value"),
+    sample = None
+    if shredding == "auto":
+        say(f"sampling {len(files)} file(s) for the shredding schema")
+        sample = _sample_frame(spark, files, sample_rows, multiline, doc_column, columns)
+
+    # The one pass: parse every line once, count read and bad lines on the way (an
+    # Observation: its counters ride along with the write job), write the good ones.
+    observation = Observation(f"varlake_ingest_{ingest_id.replace('-', '_')}")
+    text = _read_text(spark, files, multiline)
+    parsed = text.select(F.col("_metadata.file_path").alias("_file"), _parsed_doc().alias("_doc"))
+    observed = parsed.observe(
+        observation,
+        F.count(F.lit(1)).alias("read"),
+        F.count_if(F.col("_doc").isNull()).alias("bad"),
+        F.collect_set(F.when(F.col("_doc").isNull(), F.col("_file"))).alias("bad_files"),
     )
-    utf8 = F.is_valid_utf8(F.col("value"))
-    parsed = raw.select(
-        "_file", "_block", "_rid", F.when(utf8, F.try_parse_json(F.col("value"))).alias("_doc"), F.col("value")
-    )
-    lines = parsed.select(
-        "_file", "_block", "_rid", "_doc", F.when(F.col("_doc").isNull(), F.col("value")).alias("_bad")
-    )
-    if cache:
-        lines = lines.persist(StorageLevel.MEMORY_AND_DISK)
+    good = observed.where(F.col("_doc").isNotNull()).select(*_target_columns(doc_column, columns))
+    say(f"parsing and writing {len(files)} file(s), {input_bytes:,} bytes, to {target_path}")
     try:
-        say(f"reading {len(files)} file(s), {input_bytes:,} bytes")
+        staged = stage_write(good, target_path, mode, partition_by, shredding, sample=sample, sample_rows=sample_rows)
+    except VarlakeError as exc:
+        if not target_existed:
+            _remove_new_table_dir(target_path)
+        raise IngestError(f"ingest {ingest_id}: reading or writing the input failed, nothing was written: {exc}") from exc
+    metrics = _observed(observation, ingest_id)
+    read, bad_total = int(metrics["read"]), int(metrics["bad"])
+    bad_files = sorted(metrics["bad_files"] or [])
+
+    staged_q: StagedWrite | None = None
+    if bad_total:
+        say(f"quarantining {bad_total:,} bad lines from {len(bad_files)} file(s) to {quarantine_path}")
+        local = [_local_path(f) for f in bad_files]
+        lines = _line_frame(spark, local, multiline)
+        if cache:
+            from pyspark import StorageLevel
+
+            lines = lines.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             blocks = lines.groupBy("_file", "_block").agg(
                 F.count(F.lit(1)).alias("n"), F.min("_rid").alias("first"), F.count("_bad").alias("bad")
             ).collect()
-        except Exception as exc:  # unreadable input (a corrupt .gz, a vanished file): nothing written
-            raise IngestError(
-                f"ingest {ingest_id}: reading the input failed, nothing was written: {spark_error_summary(exc)}"
-            ) from exc
-        read = sum(b["n"] for b in blocks)
-        bad_total = sum(b["bad"] for b in blocks)
-
-        good = lines.where(F.col("_doc").isNotNull())
-        fraction = min(1.0, 2.0 * sample_rows / max(read - bad_total, 1))
-        sample = good.sample(fraction=fraction, seed=17).select(F.col("_doc").alias(doc_column))
-        target_df = good.select(
-            F.col("_doc").alias(doc_column), *[_column_expr(n, s, doc_column) for n, s in columns.items()]
-        )
-        say(f"writing {read - bad_total:,} rows to {target_path}")
-        staged = stage_write(
-            target_df, target_path, mode, partition_by, shredding, sample=sample, sample_rows=sample_rows
-        )
-        staged_q: StagedWrite | None = None
-        if bad_total:
-            say(f"writing {bad_total:,} bad lines to {quarantine_path}")
             bad_df = _quarantine_rows(spark, lines, blocks, ingest_id)
             staged_q = stage_write(bad_df, quarantine_path, "append", (), "off")
-    finally:
-        if cache:
-            lines.unpersist()
+        finally:
+            if cache:
+                lines.unpersist()
 
     quarantined = staged_q.num_rows if staged_q is not None else 0
     if read != staged.num_rows + quarantined or quarantined != bad_total:
@@ -315,6 +331,69 @@ def ingest_json(
     )
 
 
+def _read_text(spark: Any, files: Sequence[str], multiline: bool) -> Any:
+    reader = spark.read.format("text")
+    if multiline:
+        reader = reader.option("wholetext", "true")
+    return reader.load([_hadoop_path(f) for f in files])
+
+
+def _sample_frame(
+    spark: Any, files: Sequence[str], rows: int, multiline: bool, doc_column: str, columns: Mapping[str, str]
+) -> Any:
+    """The target columns of about ``rows`` lines sampled on the driver (see ``sampling``)."""
+    from pyspark.sql import functions as F
+
+    reader = spark_line_reader(spark, multiline, _hadoop_path)
+    lines = sample_lines(files, rows, whole_files=multiline, spark_reader=reader)
+    raw = spark.createDataFrame([(line,) for line in lines], "raw binary").select(F.col("raw").cast("string").alias("value"))
+    return raw.select(_parsed_doc().alias("_doc")).where(F.col("_doc").isNotNull()).select(
+        *_target_columns(doc_column, columns)
+    )
+
+
+def _observed(observation: Any, ingest_id: str, timeout: float = 120.0) -> dict[str, Any]:
+    """The counters the write job gathered. Spark fills them in when the job's query
+    finishes; should they never come (no proof of the counts), nothing is committed --
+    and the ingest does not wait forever, as ``Observation.get`` alone would."""
+    deadline = time.monotonic() + timeout
+    try:
+        future = observation._jo.future()
+        while not future.isCompleted():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no line counts after {timeout:.0f}s")
+            time.sleep(0.01)
+        metrics = dict(observation.get)
+    except Exception as exc:  # no metrics means no proof of the counts: commit nothing
+        raise IngestError(f"ingest {ingest_id}: the line counters of the Spark job are missing ({exc}); nothing was committed") from exc
+    if not {"read", "bad", "bad_files"} <= set(metrics):
+        raise IngestError(f"ingest {ingest_id}: the Spark job returned no line counts; nothing was committed")
+    return metrics
+
+
+def _line_frame(spark: Any, files: Sequence[str], multiline: bool) -> Any:
+    """Lines of ``files`` with what locates them: file, split start, a row id, and the raw
+    text of bad lines (NULL for good ones, decided exactly as in the write)."""
+    from pyspark.sql import functions as F
+
+    text = _read_text(spark, files, multiline)
+    doc = _parsed_doc()
+    return text.select(
+        F.col("_metadata.file_path").alias("_file"),
+        F.col("_metadata.file_block_start").alias("_block"),
+        F.monotonically_increasing_id().alias("_rid"),
+        F.when(doc.isNull(), F.col("value")).alias("_bad"),
+    )
+
+
+def _remove_new_table_dir(path: str) -> None:
+    """After a failed first write: the directory this ingest created, unless a table appeared."""
+    import shutil
+
+    if not os.path.isdir(os.path.join(path, "_delta_log")):
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _quarantine_rows(spark: Any, lines: Any, blocks: list[Any], ingest_id: str) -> Any:
     """Bad lines with file, exact line number, reason, text and raw bytes."""
     from pyspark.sql import functions as F
@@ -335,7 +414,7 @@ def _quarantine_rows(spark: Any, lines: Any, blocks: list[Any], ingest_id: str) 
     reason_type = StructType([StructField("kind", StringType()), StructField("reason", StringType())])
     reason = F.udf(lambda raw, ok: bad_line_reason(raw, ok), reason_type)
     raw = F.col("_bad").cast("binary")
-    bad = lines.where(F.col("_doc").isNull()).join(F.broadcast(offsets_df), ["_file", "_block"])
+    bad = lines.where(F.col("_bad").isNotNull()).join(F.broadcast(offsets_df), ["_file", "_block"])
     why = reason(raw, F.is_valid_utf8(F.col("_bad")))
     now = _dt.datetime.now(_dt.timezone.utc)
     return bad.select(

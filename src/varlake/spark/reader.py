@@ -4,7 +4,7 @@ Spark 4.3 reads a shredded Variant column whole for ``variant_get`` and cannot s
 groups on a shredded path. Read as a plain struct (``ignoreVariantAnnotation`` on, an
 explicit schema of just the needed ``typed_value`` leaves) the same file is an ordinary
 Parquet column: Spark prunes it to those leaves and pushes filters on them to the row
-groups. So each table of a query becomes a temporary view that is the union of
+groups. So each table of a query becomes a view that is the union of
 
 * one *shredded* branch per group of files in which every path the query uses is
   perfectly shredded with a compatible leaf type (``planner``): each path is a derived
@@ -14,16 +14,22 @@ groups. So each table of a query becomes a temporary view that is the union of
   (``variant`` types): derived columns are NULL there, and the query's own expressions
   compute the values (``sql.rewrite`` routes each use through ``IF(__vl_shredded, ...)``);
 
-plus the partition columns as literals. Views and the annotation conf live in a clone of
-the caller's session (``cloneSession``: same confs, temporary views and functions), so the
-caller's session is never changed; Spark keeps each relation's session, so the returned
+plus the partition columns as literals. The reads are built in a clone of the caller's
+session with the annotation conf on, and shared by later queries over the same files as
+global temporary views (``SharedReads``); the query itself runs in a fresh clone
+(``cloneSession``: the caller's current confs, temporary views and functions), so the
+caller's session is never changed. Spark keeps each relation's session, so the returned
 DataFrame reads correctly wherever it is used later.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any
@@ -40,7 +46,7 @@ from varlake.spark.planner import (
     plan_table,
     usable_conjuncts,
 )
-from varlake.spark.sql import FLAG_COLUMN, QueryAnalysis, analyze, derived_name, rewrite
+from varlake.spark.sql import FLAG_COLUMN, QueryAnalysis, analyze, derived_name, retarget, rewrite, substitute
 from varlake.spark.types import to_spark_schema, to_spark_type
 from varlake.table import Table
 
@@ -277,27 +283,122 @@ def _register(session: Any, prepared: PreparedQuery, plans: Mapping[str, TablePl
 
 
 def run(spark: Any, prepared: PreparedQuery) -> Any:
-    """Register the table views in a session clone and run the prepared SQL there.
+    """Run the prepared SQL over the tables' shared reads, in a clone of the caller's session.
 
-    Should Spark reject the rewritten text (sqlglot rendered something Spark 4.3 does not
-    take) while the user's own query is valid, the query runs as written with every file
-    read as Variant: slower, never different.
+    The SQL names the shared reads directly: the rewritten text through its syntax tree,
+    the user's own text (run as written, or analysed for Spark's output names) by putting
+    them in place of the ``{name}`` placeholders. Should Spark reject the rewritten text
+    (sqlglot rendered something Spark 4.3 does not take) while the user's own query is
+    valid, the query runs as written with every file read as Variant: slower, never different.
     """
     from pyspark.errors import AnalysisException, ParseException
 
     session = clone_session(spark)
-    _register(session, prepared, prepared.plans, prepared.derived)
+    shared = {name: SHARED_READS.view(spark, plan, prepared.derived.get(name, {})) for name, plan in prepared.plans.items()}
+    as_written = substitute(prepared.query, prepared.plans, shared)
     try:
-        result = session.sql(prepared.sql)
+        if not prepared.rewritten or prepared.analysis.tree is None:
+            return session.sql(as_written)
+        views = {prepared.analysis.tables[name].view: table for name, table in shared.items()}
+        names: Future[list[str]] | None = None
+        if not prepared.analysis.names_known:
+            # the user's own query names the output as Spark would; Spark analyses it on
+            # another thread while it analyses the rewritten query
+            names = _names_worker().submit(lambda: list(session.sql(as_written).columns))
+        result = session.sql(retarget(prepared.analysis.tree, views))
+        return result.toDF(*names.result()) if names is not None else result
     except (AnalysisException, ParseException):
         if not prepared.rewritten:
             raise
         _register(session, prepared, {n: p.as_variant() for n, p in prepared.plans.items()}, {})
         return session.sql(prepared.analysis.text)
-    if prepared.rewritten and not prepared.analysis.names_known:
-        # the user's own query, analysed over the same views, names the output as Spark would
-        result = result.toDF(*session.sql(prepared.analysis.text).columns)
-    return result
+
+
+_NAMES_WORKER: list[ThreadPoolExecutor] = []
+
+
+def _names_worker() -> ThreadPoolExecutor:
+    """One long-lived thread (so its py4j connection is reused) for the output-name analysis."""
+    if not _NAMES_WORKER:
+        _NAMES_WORKER.append(ThreadPoolExecutor(1, thread_name_prefix="varlake-names"))
+    return _NAMES_WORKER[0]
+
+
+class SharedReads:
+    """Table reads shared by the queries of one Spark application, as global temporary views.
+
+    Building a table's read (the Parquet relation of each file group, its projection, the
+    union) costs tens of milliseconds of JVM calls -- a third of a short query's time -- and
+    is the same for every query that plans the same files the same way. So each read is
+    built once, in a session clone with the caller's confs and ``ignoreVariantAnnotation``
+    (the relation keeps that session for reading), and registered as a global temporary
+    view, which each query's SQL names directly. The key is everything
+    the read depends on: the Spark application, the caller's confs (a hash of all of them),
+    the table's location and schema, and per file group its kind, files, partition values
+    and leaf types, plus the derived columns. Files in a Delta table never change, so a key
+    never goes stale; the least recently used views are dropped beyond ``capacity``.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.capacity = capacity
+        self._views: OrderedDict[tuple[Any, ...], tuple[str, str]] = OrderedDict()
+        self._readers: dict[tuple[Any, ...], Any] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _context(spark: Any) -> tuple[Any, ...]:
+        jconf = spark._jsparkSession.conf().getAll()
+        return (spark.sparkContext.applicationId, jconf.hashCode(), jconf.size())
+
+    @staticmethod
+    def _plan_key(plan: TablePlan, derived: Mapping[PathUse, str]) -> tuple[Any, ...]:
+        groups = tuple(
+            (g.kind, tuple(t.relative_path for t in g.tasks), g.partition_values, g.leaf_types) for g in plan.groups
+        )
+        return (plan.table.open_file(""), plan.schema.to_schema_string(), groups, tuple(sorted(derived.items(), key=lambda kv: kv[1])))
+
+    def view(self, spark: Any, plan: TablePlan, derived: Mapping[PathUse, str]) -> tuple[str, str]:
+        """``(database, name)`` of the global view holding ``plan``'s read (built if new)."""
+        context = self._context(spark)
+        key = (context, self._plan_key(plan, derived))
+        with self._lock:
+            name = self._views.get(key)
+            if name is not None:
+                self._views.move_to_end(key)
+                return name
+            reader = self._readers.get(context)
+            if reader is None:
+                reader = self._readers[context] = clone_session(spark)
+            local = f"__varlake_read_{uuid.uuid4().hex}"
+            table_frame(reader, plan, derived).createOrReplaceGlobalTempView(local)
+            database = reader.conf.get("spark.sql.globalTempDatabase", "global_temp")
+            name = self._views[key] = (database, local)
+            while len(self._views) > self.capacity:
+                self._drop(*self._views.popitem(last=False))
+            return name
+
+    def _drop(self, key: tuple[Any, ...], view: tuple[str, str]) -> None:
+        context = key[0]
+        reader = self._readers.get(context)
+        if not any(k[0] == context for k in self._views):
+            self._readers.pop(context, None)
+        if reader is not None:
+            try:
+                reader.catalog.dropGlobalTempView(view[1])
+            except Exception:  # its Spark application has stopped: nothing left to drop
+                return
+
+    def __len__(self) -> int:
+        return len(self._views)
+
+    def clear(self) -> None:
+        """Drop every shared read (DataFrames made from them keep working)."""
+        with self._lock:
+            while self._views:
+                self._drop(*self._views.popitem(last=False))
+
+
+SHARED_READS = SharedReads()
 
 
 # --- the public entry points --------------------------------------------------------------------------------

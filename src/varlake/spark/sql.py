@@ -51,6 +51,7 @@ __all__ = [
     "TableUsage",
     "analyze",
     "derived_name",
+    "retarget",
     "rewrite",
     "spark_path",
     "substitute",
@@ -89,13 +90,16 @@ def derived_name(index: int) -> str:
     return f"__vl_{index}"
 
 
-def substitute(query: str, names: Mapping[str, object]) -> str:
-    """Replace every ``{name}`` placeholder by its view name; unknown names are an error."""
+def substitute(query: str, names: Mapping[str, object], tables: Mapping[str, tuple[str, str]] | None = None) -> str:
+    """Replace every ``{name}`` placeholder by its view name, or by the qualified table
+    ``tables`` gives for it (``db.t`` works as a column qualifier too); unknown names are an error."""
 
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in names:
             raise TableError(f"the query names {{{name}}} but no table {name!r} was given (tables: {', '.join(sorted(names)) or 'none'})")
+        if tables is not None and name in tables:
+            return ".".join("`" + part.replace("`", "``") + "`" for part in tables[name])
         return view_name(name)
 
     return _PLACEHOLDER.sub(replace, query)
@@ -467,3 +471,19 @@ def rewrite(analysis: QueryAnalysis, derived: Mapping[str, Mapping[PathUse, str]
         original = _variant_get_form(site.node.copy())
         site.node.replace(exp.If(this=flag, true=value, false=original))
     return analysis.tree.sql(dialect=SparkSQL)
+
+
+def retarget(tree: exp.Expr, tables: Mapping[str, tuple[str, str]]) -> str:
+    """The SQL of ``tree`` (a copy) with each reference to a view in ``tables`` replaced by
+    the ``(database, table)`` given for it, aliased to the view's name when it had no alias
+    of its own, so column qualifiers naming the view still resolve."""
+    copy = tree.copy()
+    for table in list(copy.find_all(exp.Table)):
+        if table.args.get("db") or table.name not in tables:
+            continue
+        database, name = tables[table.name]
+        replacement = exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(database, quoted=True))
+        alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name, quoted=True))
+        replacement.set("alias", alias)
+        table.replace(replacement)
+    return copy.sql(dialect=SparkSQL)
