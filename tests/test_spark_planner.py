@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,17 @@ from varlake.delta.schema import parse_schema
 from varlake.errors import TableError
 from varlake.expr import FileStats, TypeFamily, VariantBound, bind, flatten_delta_schema, parse_predicate
 from varlake.io.parquet_write import write_parquet
-from varlake.spark.planner import ISNULL, PathUse, cannot_raise, file_layout, leaf_serves, plan_table
+from varlake.spark.planner import (
+    ISNULL,
+    PathUse,
+    cannot_raise,
+    file_layout,
+    leaf_serves,
+    nested_target,
+    plan_table,
+    target_type,
+    type_text,
+)
 from varlake.spark.sql import analyze, derived_name, rewrite, spark_path
 from varlake.table import Table, to_arrow_table
 
@@ -61,7 +72,8 @@ def test_every_form_of_a_typed_path_is_a_site(expression: str, use: PathUse) -> 
         ("SELECT e.* FROM {e} e", "reads every column"),
         ("SELECT to_json(v) FROM {e}", "whole Variant"),
         ("SELECT v:a FROM {e}", "used as a Variant"),
-        ("SELECT v:a::struct<x: int> FROM {e}", "not primitive"),
+        ("SELECT v:a::map<string, int> FROM {e}", "not supported"),
+        ("SELECT variant_get(v, '$.a', 'struct<x: variant>') FROM {e}", "not supported"),
         ("SELECT variant_get(v, concat('$.', 'a'), 'int') FROM {e}", "not literals"),
         ("SELECT variant_get(v, 'a', 'int') FROM {e}", "invalid path"),
         ("SELECT v:a::int FROM {e} JOIN other_table USING (id)", "cannot tell"),
@@ -317,3 +329,177 @@ def test_variants_held_in_structs_are_sites_too() -> None:
 @pytest.mark.parametrize("query", ["SELECT s FROM {e}", "SELECT to_json(s.v) FROM {e}", "SELECT t.s.v FROM {e} t"])
 def test_reading_the_struct_or_its_variant_whole_disables_pruning(query: str) -> None:
     assert analyze(query, {"e": NESTED}).tables["e"].whole_variant
+
+
+# --- struct and array targets --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("array<struct<l_quantity: double, l_shipdate: date>>", "array<struct<l_quantity:double,l_shipdate:date>>"),
+        ("STRUCT<c_name: STRING, nation: STRUCT<n_name: STRING>>", "struct<c_name:string,nation:struct<n_name:string>>"),
+        ("ARRAY<STRING>", "array<string>"),
+        ("struct<`c d`: INT, b ARRAY<BIGINT>, `x``y`: DECIMAL(15, 2)>", "struct<`c d`:integer,b:array<long>,`x``y`:decimal(15,2)>"),
+        ("array<array<struct<t: TINYINT, s: SMALLINT, ts: TIMESTAMP_LTZ, n: TIMESTAMP_NTZ, r: REAL>>>",
+         "array<array<struct<t:byte,s:short,ts:timestamp,n:timestamp_ntz,r:float>>>"),
+        # what the planner leaves to the Variant path
+        ("map<string, int>", None), ("struct<a: map<string, int>>", None), ("array<variant>", None),
+        ("struct<>", None), ("struct<a: int, a: bigint>", None), ("struct<a: int, A: bigint>", None),
+        ("struct<a: int NOT NULL>", None), ("struct<a: int COMMENT 'x'>", None), ("struct<a: varchar(3)>", None),
+        ("int", None), ("struct<a: int", None),
+    ],
+)
+def test_nested_targets_have_one_canonical_text(text: str, canonical: str | None) -> None:
+    assert nested_target(text) == canonical
+    if canonical is not None:
+        assert type_text(target_type(canonical)) == canonical  # parses back to the same type
+
+
+@pytest.mark.parametrize(
+    ("expression", "target"),
+    [
+        ("variant_get(v, '$.a', 'array<struct<q: double, d: date>>')", "array<struct<q:double,d:date>>"),
+        ("try_variant_get(v, '$.a', 'array<string>')", "array<string>"),
+        ("CAST(v:a AS STRUCT<c_name: STRING, nation: STRUCT<n_name: STRING>>)", "struct<c_name:string,nation:struct<n_name:string>>"),
+        ("TRY_CAST(v:a AS ARRAY<BIGINT>)", "array<long>"),
+        ("v:a::struct<`x y`: int>", "struct<`x y`:integer>"),
+        ("CAST(variant_get(v, '$.a') AS ARRAY<STRUCT<b: INT>>)", "array<struct<b:integer>>"),
+    ],
+)
+def test_struct_and_array_casts_are_sites(expression: str, target: str) -> None:
+    analysis = _uses(f"SELECT id, {expression} FROM {{e}}")
+    usage = analysis.tables["e"]
+    assert not usage.whole_variant, usage.reasons
+    assert usage.uses == [PathUse(("v",), ("a",), target)]
+
+
+def test_lateral_view_explode_of_a_variant_array_is_a_site() -> None:
+    query = (
+        "SELECT o.id, l.q, l.d FROM {e} o LATERAL VIEW explode(variant_get(o.v, '$.items', 'array<struct<q: double, d: date>>')) x AS l "
+        "LATERAL VIEW explode(variant_get(v, '$.tags', 'array<string>')) y AS tag WHERE v:a::bigint > 5 AND l.q > 1"
+    )
+    analysis = _uses(query)
+    usage = analysis.tables["e"]
+    assert not usage.whole_variant, usage.reasons
+    assert usage.uses == [
+        PathUse(("v",), ("items",), "array<struct<q:double,d:date>>"), PathUse(("v",), ("tags",), "array<string>"),
+        PathUse(("v",), ("a",), "long"),
+    ]
+    # the lateral views are not occurrences of their own: one occurrence, with its own conjunct
+    assert [[str(f) for f in fs] for fs in usage.filters if fs is not None] == [[str(parse_predicate("v:a::bigint > 5"))]]
+    assert len(usage.filters) == 1
+    derived = {"e": {use: derived_name(i) for i, use in enumerate(usage.uses)}}
+    text = rewrite(analysis, derived)
+    assert "EXPLODE(IF(o.__vl_shredded, o.__vl_0, VARIANT_GET(o.v, '$.items', 'array<struct<q: double, d: date>>')))" in text
+    assert "EXPLODE(IF(__vl_shredded, __vl_1, VARIANT_GET(v, '$.tags', 'array<string>')))" in text
+
+
+def test_a_lateral_column_named_like_the_variant_is_ambiguous() -> None:
+    usage = _uses("SELECT v FROM {e} LATERAL VIEW explode(variant_get(v, '$.t', 'array<string>')) x AS v").tables["e"]
+    assert usage.whole_variant
+
+
+ORDERS_LAYOUT = (
+    "o bigint, customer struct<c_name: string, nation: struct<n_name: string, n_key: bigint>>, "
+    "tags array<string>, items array<struct<q: decimal(9,2), d: date, f: string>>"
+)
+
+
+def _order(i: int) -> dict[str, Any]:
+    return {
+        "o": i, "customer": {"c_name": f"c{i}", "nation": {"n_name": f"n{i % 3}", "n_key": i % 3}}, "tags": [f"t{i}"],
+        "items": [{"q": Decimal(f"{j}.25"), "d": datetime.date(1995, 1, 1 + j), "f": "AR"[j % 2]} for j in range(i % 3)],
+    }
+
+
+def _use(path: str, target: str) -> PathUse:
+    canonical = nested_target(target)
+    assert canonical is not None
+    return PathUse(("v",), tuple(path.split(".")) if path else (), canonical)
+
+
+def test_perfectly_shredded_subtrees_serve_struct_and_array_targets(tmp_path: Path) -> None:
+    docs = [_order(i) for i in range(6)]
+    docs[1].pop("customer")  # path missing in some rows
+    docs[2]["items"][0].pop("d")  # an element without one field
+    docs.append(None)
+    table = _table(tmp_path, (docs, ORDERS_LAYOUT))
+    layout = _layout(table)
+    serve = lambda path, target: layout.serving(_use(path, target))  # noqa: E731
+    assert serve("items", "array<struct<q: decimal(15,2), d: date>>") == "array<struct<q:decimal(9,2),d:date>>"
+    assert serve("customer", "struct<c_name: string, nation: struct<n_name: string>>") == "struct<c_name:string,nation:struct<n_name:string>>"
+    assert serve("tags", "array<string>") == "array<string>"
+    # target fields that are not shredded are NULL in every row (Spark matches names case-sensitively);
+    # when none is shredded one other field is read, only for the object's own nulls
+    assert serve("customer", "struct<C_NAME: string, zz: int, nation: struct<n_key: bigint>>") == "struct<nation:struct<n_key:long>>"
+    assert serve("customer", "struct<zz: int>") == "struct<c_name:string>"
+    assert serve("", "struct<o: bigint, tags: array<string>>") == "struct<o:long,tags:array<string>>"
+    # leaves that do not convert exactly, and shapes that do not match, do not serve
+    assert serve("items", "array<struct<q: decimal(9,1)>>") is None
+    assert serve("items", "array<struct<q: double>>") is None
+    assert serve("customer", "array<string>") is None
+    assert serve("tags", "struct<a: string>") is None
+    assert serve("items", "array<array<string>>") is None
+    assert serve("o", "struct<a: string>") is None
+
+
+def test_json_nulls_mixed_types_and_residual_fields_do_not_serve(tmp_path: Path) -> None:
+    null_field, null_element, mixed, extra = ([_order(i) for i in range(4)] for _ in range(4))
+    null_field[2]["customer"]["c_name"] = None
+    null_element[2]["items"].append(None)
+    mixed[2]["items"][0]["q"] = "7.25"
+    extra[2]["customer"]["c_phone"] = "555"  # not shredded: lands in customer's residual value
+    table = _table(tmp_path, (null_field, ORDERS_LAYOUT), (null_element, ORDERS_LAYOUT), (mixed, ORDERS_LAYOUT), (extra, ORDERS_LAYOUT))
+    customer = _use("customer", "struct<c_name: string>")
+    items = _use("items", "array<struct<q: decimal(15,2)>>")
+    flags = _use("items", "array<struct<f: string>>")
+    served = [(_layout(table, i).serving(customer), _layout(table, i).serving(items), _layout(table, i).serving(flags)) for i in range(4)]
+    assert served == [
+        (None, "array<struct<q:decimal(9,2)>>", "array<struct<f:string>>"),  # a JSON null in c_name
+        ("struct<c_name:string>", None, None),  # a JSON null element
+        ("struct<c_name:string>", None, "array<struct<f:string>>"),  # a string among q's decimals
+        (None, "array<struct<q:decimal(9,2)>>", "array<struct<f:string>>"),  # customer has an unshredded field
+    ]
+
+
+def test_keys_equal_up_to_case_are_not_read_as_structs(tmp_path: Path) -> None:
+    table = _table(tmp_path, ([{"a": 1, "A": 2, "c": {"x": 1}}, {"a": 3, "c": {"x": 2}}], "a bigint, A bigint, c struct<x: bigint>"))
+    layout = _layout(table)
+    assert layout.leaf_type(("v",), ("a",)) is None
+    assert layout.serving(_use("", "struct<a: bigint>")) is None
+    assert layout.serving(_use("", "struct<c: struct<x: bigint>>")) == "struct<c:struct<x:long>>"
+
+
+def test_nested_uses_group_files_by_shape(tmp_path: Path) -> None:
+    docs = [_order(i) for i in range(4)]
+    narrow = [dict(d, items=[{"q": item["q"]} for item in d["items"]]) for d in docs]
+    table = _table(tmp_path, (docs, ORDERS_LAYOUT), (narrow, "items array<struct<q: decimal(12,2)>>"), (docs, None))
+    use = _use("items", "array<struct<q: decimal(15,2), f: string>>")
+    plan = plan_table("e", table, table.snapshot(), [use], False, None)
+    shapes = sorted(g.leaves[use] for g in plan.groups if g.kind == "shredded")
+    assert shapes == ["array<struct<q:decimal(12,2)>>", "array<struct<q:decimal(9,2),f:string>>"]
+    assert [len(g.tasks) for g in plan.groups if g.kind == "variant"] == [1]
+
+
+def test_wider_numeric_leaves_serve_narrower_targets_when_the_footer_bounds_fit(tmp_path: Path) -> None:
+    inside = [{"q": Decimal("12.50"), "n": 7}, {"q": Decimal("-99999.99"), "n": -(2**31)}, {"n": None}, {}]
+    outside = [{"q": Decimal("12345678901234.00"), "n": 2**31}]
+    table = _table(tmp_path, (inside, "q decimal(18,2), n bigint"), (outside, "q decimal(18,2), n bigint"))
+    fits, overflows = _layout(table, 0), _layout(table, 1)
+    use = lambda path, target: PathUse(("v",), (path,), target)  # noqa: E731
+    assert fits.serving(use("q", "decimal(15,2)")) == "decimal(18,2)"
+    assert fits.serving(use("q", "decimal(8,3)")) == "decimal(18,2)"  # more scale is exact
+    assert fits.serving(use("q", "decimal(7,3)")) is None  # -99999.99 needs five integer digits
+    assert fits.serving(use("q", "decimal(15,1)")) is None  # less scale would round
+    assert fits.serving(use("q", "integer")) is None  # decimal to integer: never by bounds
+    assert fits.serving(use("n", "integer")) is None  # n holds a JSON null: not perfectly shredded
+    assert overflows.serving(use("q", "decimal(15,2)")) is None
+    assert overflows.serving(use("q", "decimal(16,2)")) == "decimal(18,2)"
+    assert overflows.serving(use("n", "integer")) is None and overflows.serving(use("n", "long")) == "long"
+    ints = _table(tmp_path / "ints", ([{"n": 5}, {"n": -(2**31)}, {}], "n bigint"))
+    assert _layout(ints).serving(use("n", "integer")) == "long"
+    assert _layout(ints).serving(use("n", "short")) is None
+    assert _layout(ints).serving(use("n", "decimal(10,0)")) == "long"
+    assert _layout(ints).serving(use("n", "decimal(11,2)")) is None
+    assert _layout(ints).leaf_bounds("v.typed_value.n") == (-(2**31), 5)

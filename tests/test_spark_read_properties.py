@@ -5,10 +5,10 @@ nulls, arrays, nested objects, missing fields, mixed types), a random physical l
 file (unshredded, fully or partly shredded, shredded with types that do not fit the
 data, written by varlake's ``write_parquet`` or by Spark itself), an optional partition
 column, and random queries (projections, filters, aggregates, self joins, IS NULL, the
-``variant_get`` / ``try_variant_get`` / ``CAST`` / ``::`` forms, casts that fail). The
-reference is Spark's own query over ``spark.read.parquet`` of all the table's files with
-the table schema (Variant as VARIANT); both must return the same rows, or both fail with
-the same error condition.
+``variant_get`` / ``try_variant_get`` / ``CAST`` / ``::`` forms, primitive and struct/array
+targets, casts that fail). The reference is Spark's own query over ``spark.read.parquet``
+of all the table's files with the table schema (Variant as VARIANT); both must return
+the same rows, or both fail with the same error condition.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import varlake.spark as vs
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType
 from varlake.io.parquet_write import write_parquet
+from varlake.spark.planner import is_nested
 from varlake.spark.session import spark_conf
 from varlake.table import Table, to_arrow_table
 
@@ -133,8 +134,17 @@ NATURAL = {"small": "bigint", "big": "bigint", "text": "string", "decimal": "dec
 PATHS = {"a": "a", "b": "b", "c": "c.d", "arr": "arr[0]"}
 
 
+#: struct and array targets (read as Parquet structs where the subtree is perfectly shredded)
+NESTED_USES = [
+    ("c", "struct<d: bigint>"), ("c", "struct<d: decimal(25,2), e: string>"), ("c", "struct<e: string>"),
+    ("c", "struct<D: bigint>"), ("arr", "array<bigint>"), ("arr", "array<int>"), ("arr", "array<string>"),
+]
+
+
 @st.composite
 def uses(draw: Any, kinds: dict[str, list[str]]) -> tuple[str, str]:
+    if draw(st.integers(0, 5)) == 0:
+        return draw(st.sampled_from(NESTED_USES))
     key = draw(st.sampled_from(sorted(PATHS)))
     path = PATHS[key] if draw(st.integers(0, 7)) else draw(st.sampled_from(["arr[1]", "c", "a.x", "arr"]))
     natural = NATURAL[kinds[key][0]]
@@ -350,4 +360,6 @@ def test_sql_matches_spark_over_the_same_files(spark: Any, tmp_path: Path, spec:
         event(f"outcome: {expected[0]}")
         event(f"struct-pruned groups: {sum(g.kind == 'shredded' for g in plan.plans['t'].groups) > 0}")
         event(f"files skipped by statistics: {bool(plan.plans['t'].skipped_by_stats)}")
+        nested = [u for g in plan.plans["t"].groups if g.kind == "shredded" for u, _ in g.leaf_types if is_nested(u.target)]
+        event(f"struct/array target read as structs: {bool(nested)}")
         assert got == expected, f"{query}\n{plan}"

@@ -22,13 +22,17 @@ How it runs on Spark -- one pass over the input when every line is good:
    through a Spark ``Observation`` (aggregates computed alongside the write).
 3. *Quarantine* (only when there were bad lines, and only over the files that hold
    them). The lines of those files are read again with their file, the byte offset of
-   their file split (``_metadata.file_block_start``) and ``monotonically_increasing_id``
-   (cached, so both uses see the same ids). One small aggregate per split (line count,
-   first id) gives an exact per-file line number: ``lines in earlier splits of the file
+   their file split (``_metadata.file_block_start``) and ``monotonically_increasing_id``.
+   One small aggregate per split (line count, first id; it reads the text without parsing
+   it) gives an exact per-file line number: ``lines in earlier splits of the file
    + (id - first id of the split) + 1``. Bad lines go to the quarantine Delta table
    (``<table>_quarantine`` unless given) with file, line number, raw bytes, text and a
    specific reason, which a Python UDF computes on the executors -- for bad lines only
-   -- with varlake's parser, whose errors say what is wrong and where.
+   -- with varlake's parser, whose errors say what is wrong and where. The two jobs of
+   this pass scan the same files with the same plan, so Spark splits and numbers the
+   rows identically in both (file splits and their packing into partitions are a
+   deterministic function of the listing); a file that changed in between would change
+   the counts, which are checked.
 4. *Commit.* Both tables are staged first; ``read = written + quarantined`` is checked
    (read from the Observation, written from the files' footers, quarantined from the
    quarantine files); then the quarantine and the target are committed, one version
@@ -218,14 +222,12 @@ def ingest_json(
     multiline: bool = False,
     mode: str = "append",
     sample_rows: int = SAMPLE_ROWS,
-    cache: bool = True,
     progress: Progress | None = None,
 ) -> IngestResult:
     """Ingest JSON Lines files (``multiline=True``: one JSON value per file) into ``table``.
 
     ``columns`` maps extra column names to ``$.path::type`` (``try_variant_get``) or a
     SQL expression over the ``doc_column``; ``partition_by`` names some of them.
-    ``cache`` keeps the lines of files with bad lines cached while they are quarantined.
     """
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
@@ -278,19 +280,10 @@ def ingest_json(
         say(f"quarantining {bad_total:,} bad lines from {len(bad_files)} file(s) to {quarantine_path}")
         local = [_local_path(f) for f in bad_files]
         lines = _line_frame(spark, local, multiline)
-        if cache:
-            from pyspark import StorageLevel
-
-            lines = lines.persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            blocks = lines.groupBy("_file", "_block").agg(
-                F.count(F.lit(1)).alias("n"), F.min("_rid").alias("first"), F.count("_bad").alias("bad")
-            ).collect()
-            bad_df = _quarantine_rows(spark, lines, blocks, ingest_id)
-            staged_q = stage_write(bad_df, quarantine_path, "append", (), "off")
-        finally:
-            if cache:
-                lines.unpersist()
+        blocks = lines.groupBy("_file", "_block").agg(F.count(F.lit(1)).alias("n"), F.min("_rid").alias("first")).collect()
+        if sum(b["n"] for b in blocks) > read:
+            raise IngestError(f"ingest {ingest_id}: the files with bad lines grew while ingesting; nothing was committed")
+        staged_q = stage_write(_quarantine_rows(spark, lines, blocks, ingest_id), quarantine_path, "append", (), "off")
 
     quarantined = staged_q.num_rows if staged_q is not None else 0
     if read != staged.num_rows + quarantined or quarantined != bad_total:

@@ -11,9 +11,21 @@ table the planner
    the path is *perfectly shredded* there -- a typed ``typed_value`` leaf whose sibling
    ``value`` column is null in every row group -- and which type the leaf has;
 3. groups the files: a file in which every used path is perfectly shredded with a leaf
-   that converts to the asked type without loss or failure (``leaf_serves``) is read as
+   that converts to the asked type without loss or failure (``leaf_serves``; or, for a
+   wider integer or decimal leaf, when the footer's min and max prove every value fits
+   the narrower type) is read as
    plain Parquet structs of just those leaves ("shredded" group, one per distinct set of
    leaf types); every other file is read as Variant ("variant" group).
+
+A use may also ask for a struct or an array (``variant_get(v, '$.items',
+'array<struct<q: double>>')``, ``CAST(v:c AS STRUCT<name: STRING>)``). A file serves it
+when the whole subtree is perfectly shredded for that type: an object (array) node whose
+own ``value`` is all-null (and, for arrays, whose elements' ``value`` is all-null too),
+each struct field either a shredded field that serves the field's type or not shredded at
+all (then, the residual ``value`` being all-null, the key is missing in every row: NULL,
+as Spark's case-sensitive field matching gives). Its "leaf" is then a *shape*: the type of
+the shredded subtree to read (the physical leaf types, fields that are not shredded left
+out, and one other field kept when none is, so that the object's own nulls can be read).
 
 Only the leaf's own ``value`` column has to be all-null: VariantShredding.md lets readers
 assume a value is not an object (nor an array) when the ``typed_value`` at that level is
@@ -25,6 +37,7 @@ exactly where the typed leaf is null as well.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -34,9 +47,9 @@ from typing import Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from varlake.delta.schema import StructType, VariantType
+from varlake.delta.schema import ArrayType, DataType, PrimitiveType, StructField, StructType, VariantType
 from varlake.delta.snapshot import Snapshot
-from varlake.errors import ExpressionError, ShreddingError, TableError
+from varlake.errors import ExpressionError, ShreddingError, TableError, VariantError
 from varlake.expr import (
     And,
     Cast,
@@ -54,6 +67,7 @@ from varlake.read import ScanPlan, ScanTask, bind_filter, plan_scan
 from varlake.read.planner import partition_types
 from varlake.shred.layout import ArrayLayout, LeafKind, ObjectLayout, PrimitiveLayout, ValueLayout, recognise_layout
 from varlake.table import Table
+from varlake.variant.cast import SparkType, parse_type, quote_identifier
 from varlake.variant.path import VariantPath
 
 __all__ = [
@@ -64,8 +78,12 @@ __all__ = [
     "TablePlan",
     "cannot_raise",
     "file_layout",
+    "is_nested",
     "leaf_serves",
+    "nested_target",
     "plan_table",
+    "target_type",
+    "type_text",
     "variant_columns",
 ]
 
@@ -116,6 +134,88 @@ class PathUse:
         return f"{'.'.join(self.column)}:{self.path} {what}"
 
 
+# --- struct and array targets ------------------------------------------------------------------------
+
+_SPARK_NAMES = {"tinyint": "byte", "smallint": "short", "int": "integer", "bigint": "long"}
+_NOT_NULL = re.compile(r"\bnot\s+null\b", re.IGNORECASE)
+_COMMENT = re.compile(r"\bcomment\b", re.IGNORECASE)
+
+
+def is_nested(target: str) -> bool:
+    """Whether a ``PathUse.target`` is a struct or array type (``nested_target``'s text)."""
+    return target.startswith(("struct<", "array<"))
+
+
+def _from_spark(t: SparkType) -> DataType | None:
+    """The Delta type of a parsed target, None for what the planner does not serve: maps,
+    Variants and TIME anywhere inside, empty structs, and field names repeated up to case
+    (Spark fills only one of two equal names; names equal up to case would be ambiguous
+    in the struct reads)."""
+    if t.name == "array":
+        assert t.element is not None
+        element = _from_spark(t.element)
+        return ArrayType(element, True) if element is not None else None
+    if t.name == "struct":
+        names = [name for name, _ in t.fields]
+        if not names or len({name.lower() for name in names}) != len(names):
+            return None
+        fields = []
+        for name, field_type in t.fields:
+            converted = _from_spark(field_type)
+            if converted is None:
+                return None
+            fields.append(StructField(name, converted, True))
+        return StructType(tuple(fields))
+    if t.name in ("map", "variant", "time"):
+        return None
+    if t.name == "decimal":
+        return PrimitiveType(f"decimal({t.precision},{t.scale})")
+    return PrimitiveType(_SPARK_NAMES.get(t.name, t.name))
+
+
+def type_text(dtype: DataType) -> str:
+    """Canonical text of a primitive, struct or array type (``array<struct<q:decimal(15,2)>>``);
+    field names are back-quoted where Spark needs it, so the text parses back."""
+    if isinstance(dtype, ArrayType):
+        return f"array<{type_text(dtype.element_type)}>"
+    if isinstance(dtype, StructType):
+        return "struct<" + ",".join(f"{quote_identifier(f.name)}:{type_text(f.type)}" for f in dtype.fields) + ">"
+    if isinstance(dtype, PrimitiveType):
+        return dtype.name
+    raise ExpressionError(f"no canonical text for type {dtype!r}")
+
+
+def nested_target(text: str) -> str | None:
+    """Canonical text of a struct/array cast target the planner can serve, else None.
+
+    Spark's own spelling is accepted (``STRUCT<a: INT, b ARRAY<BIGINT>>``); ``NOT NULL``
+    and ``COMMENT`` are not (Spark's result type drops the one and keeps the other as
+    field metadata), nor is anything ``_from_spark`` refuses.
+    """
+    if _NOT_NULL.search(text) or _COMMENT.search(text):
+        return None
+    try:
+        parsed = parse_type(text)
+    except VariantError:
+        return None
+    if parsed.name not in ("struct", "array"):
+        return None
+    dtype = _from_spark(parsed)
+    return type_text(dtype) if dtype is not None else None
+
+
+@lru_cache(maxsize=1024)
+def target_type(text: str) -> DataType:
+    """The type a canonical text (a ``PathUse.target`` or a shape) stands for."""
+    try:
+        dtype = _from_spark(parse_type(text))
+    except VariantError as exc:
+        raise ExpressionError(f"not a type the planner reads: {text!r} ({exc})") from None
+    if dtype is None:
+        raise ExpressionError(f"not a type the planner reads: {text!r}")
+    return dtype
+
+
 # --- a file's physical layout ------------------------------------------------------------------------
 
 
@@ -143,6 +243,7 @@ class FileLayout:
         self.columns = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
         self._layouts: dict[tuple[str, ...], ValueLayout | None] = {}
         self._leaves: dict[tuple[tuple[str, ...], tuple[Segment, ...]], str | None] = {}
+        self._shapes: dict[tuple[tuple[str, ...], tuple[Segment, ...], str], str | None] = {}
 
     def _group_type(self, column: tuple[str, ...]) -> pa.DataType | None:
         t: pa.DataType | None = None
@@ -185,10 +286,64 @@ class FileLayout:
         """Type (canonical name) of the typed leaf at a perfectly shredded path, else None."""
         key = (column, segments)
         if key not in self._leaves:
-            self._leaves[key] = self._leaf_type(column, segments)
+            found = self._node(column, segments)
+            self._leaves[key] = self._primitive_leaf(*found) if found is not None else None
         return self._leaves[key]
 
-    def _leaf_type(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> str | None:
+    def serving(self, use: PathUse) -> str | None:
+        """What this file reads for ``use`` if it serves it, else None: the leaf type
+        (``leaf_serves``), or for a struct/array target the shape of the subtree to read."""
+        if not is_nested(use.target):
+            leaf = self.leaf_type(use.column, use.segments)
+            if leaf_serves(leaf, use.target):
+                return leaf
+            found = self._node(use.column, use.segments) if leaf is not None else None
+            return leaf if found is not None and self._bounded_serves(leaf, use.target, found[1]) else None
+        key = (use.column, use.segments, use.target)
+        if key not in self._shapes:
+            found = self._node(use.column, use.segments)
+            shape = self._shape(*found, target_type(use.target)) if found is not None else None
+            self._shapes[key] = type_text(shape) if shape is not None else None
+        return self._shapes[key]
+
+    def leaf_bounds(self, parquet: str) -> tuple[object, object] | None:
+        """Footer min and max of an INT32/INT64 typed leaf over all row groups (``(None,
+        None)`` when it holds no value at all), or None when a row group has values but no
+        trustworthy statistics."""
+        index = self.columns.get(f"{parquet}.typed_value")
+        if index is None:
+            return None
+        low: object = None
+        high: object = None
+        for g in range(self.metadata.num_row_groups):
+            chunk = self.metadata.row_group(g).column(index)
+            stats = chunk.statistics
+            if stats is not None and stats.has_null_count and stats.null_count == chunk.num_values:
+                continue  # only NULLs here
+            if stats is None or not stats.has_min_max or chunk.physical_type not in ("INT32", "INT64"):
+                return None
+            low = stats.min if low is None or stats.min < low else low  # type: ignore[operator]
+            high = stats.max if high is None or stats.max > high else high  # type: ignore[operator]
+        return low, high
+
+    def _bounded_serves(self, leaf: str, target: str, parquet: str) -> bool:
+        """A leaf wider than ``target`` still serves it when the footer's min and max prove
+        every value fits: integers into narrower integers or decimals, decimals into
+        decimals with fewer integer digits (never a smaller scale: that would round)."""
+        leaf_decimal, target_decimal = decimal_params(leaf), decimal_params(target)
+        numeric_target = is_integral(target) or target_decimal is not None
+        if not numeric_target or not (is_integral(leaf) or leaf_decimal is not None):
+            return False
+        if leaf_decimal is not None and (target_decimal is None or leaf_decimal[1] > target_decimal[1]):
+            return False
+        bounds = self.leaf_bounds(parquet)
+        if bounds is None:
+            return False
+        low, high = bounds
+        return low is None or (_fits(low, target) and _fits(high, target))
+
+    def _node(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> tuple[ValueLayout, str] | None:
+        """The shredded level at a path and its dotted Parquet path, if the path is shredded."""
         node = self.variant_root(column)
         if node is None:
             return None
@@ -196,7 +351,7 @@ class FileLayout:
         for segment in segments:
             typed = node.typed
             if isinstance(segment, str) and isinstance(typed, ObjectLayout):
-                child = typed.field(segment)
+                child = _unique_field(typed, segment)
                 if child is None:
                     return None
                 node, parquet = child, f"{parquet}.typed_value.{segment}"
@@ -204,6 +359,10 @@ class FileLayout:
                 node, parquet = typed.element, f"{parquet}.typed_value.list.element"
             else:
                 return None
+        return node, parquet
+
+    def _primitive_leaf(self, node: ValueLayout, parquet: str) -> str | None:
+        """The leaf type of a level holding only typed primitives (its ``value`` all-null)."""
         if not isinstance(node.typed, PrimitiveLayout):
             return None
         if f"{parquet}.typed_value" not in self.columns:
@@ -211,6 +370,70 @@ class FileLayout:
         if node.has_value and not self.all_null(f"{parquet}.value"):
             return None
         return _leaf_type_name(node.typed)
+
+    def _shape(self, node: ValueLayout, parquet: str, target: DataType) -> DataType | None:
+        """The subtree to read for ``target`` if this level is perfectly shredded for it."""
+        if isinstance(target, PrimitiveType):
+            leaf = self._primitive_leaf(node, parquet)
+            if leaf is None:
+                return None
+            serves = leaf_serves(leaf, target.name) or self._bounded_serves(leaf, target.name, parquet)
+            return PrimitiveType(leaf) if serves else None
+        if node.has_value and not self.all_null(f"{parquet}.value"):
+            return None  # some values here are not shredded objects/arrays (or are JSON nulls)
+        typed = node.typed
+        if isinstance(target, ArrayType) and isinstance(typed, ArrayLayout):
+            element = self._shape(typed.element, f"{parquet}.typed_value.list.element", target.element_type)
+            return ArrayType(element, True) if element is not None else None
+        if isinstance(target, StructType) and isinstance(typed, ObjectLayout):
+            fields = []
+            for wanted in target.fields:
+                if wanted.name not in typed.keys:
+                    continue  # never in any object here (the residual value is all-null): NULL
+                child = _unique_field(typed, wanted.name)
+                sub = self._shape(child, f"{parquet}.typed_value.{wanted.name}", wanted.type) if child is not None else None
+                if sub is None:
+                    return None
+                fields.append(StructField(wanted.name, sub))
+            if not fields:
+                probe = self._probe(typed, parquet)
+                if probe is None:
+                    return None
+                fields.append(probe)  # read only so that the object's own nulls are known
+            return StructType(tuple(fields))
+        return None
+
+    def _probe(self, typed: ObjectLayout, parquet: str) -> StructField | None:
+        """One shredded field of an object with a readable typed leaf under it."""
+        for key, child in typed.fields:
+            if _unique_field(typed, key) is None:
+                continue
+            sub = self._any_leaf(child, f"{parquet}.typed_value.{key}")
+            if sub is not None:
+                return StructField(key, sub)
+        return None
+
+    def _any_leaf(self, node: ValueLayout, parquet: str) -> DataType | None:
+        typed = node.typed
+        if isinstance(typed, PrimitiveLayout):
+            name = _leaf_type_name(typed)
+            return PrimitiveType(name) if name is not None and f"{parquet}.typed_value" in self.columns else None
+        if isinstance(typed, ArrayLayout):
+            element = self._any_leaf(typed.element, f"{parquet}.typed_value.list.element")
+            return ArrayType(element, True) if element is not None else None
+        if isinstance(typed, ObjectLayout):
+            probe = self._probe(typed, parquet)
+            return StructType((probe,)) if probe is not None else None
+        return None
+
+
+def _unique_field(typed: ObjectLayout, key: str) -> ValueLayout | None:
+    """The shredded field ``key``, unless another field has the same name up to case
+    (Spark's Parquet reader matches names case-insensitively and would fail or mix them)."""
+    lowered = key.lower()
+    if sum(1 for k in typed.keys if k.lower() == lowered) != 1:
+        return None
+    return typed.field(key)
 
 
 def _leaf_type_name(leaf: PrimitiveLayout) -> str | None:
@@ -354,7 +577,11 @@ def cannot_raise(predicate: Predicate, stats: FileStats) -> bool:
 
 @dataclass(frozen=True)
 class FileGroup:
-    """Files read the same way: ``shredded`` (struct leaves) or ``variant``, one partition each."""
+    """Files read the same way: ``shredded`` (struct leaves) or ``variant``, one partition each.
+
+    ``leaf_types`` gives, per use, the leaf type read for it, or for a struct/array target
+    the shape of the shredded subtree read (``FileLayout.serving``).
+    """
 
     kind: GroupKind
     tasks: tuple[ScanTask, ...]
@@ -507,8 +734,8 @@ def _group(
             layout = file_layout(table.open_file(task.relative_path))
             found = []
             for use in uses:
-                leaf = layout.leaf_type(use.column, use.segments)
-                if not leaf_serves(leaf, use.target):
+                leaf = layout.serving(use)
+                if leaf is None:
                     break
                 found.append((use, leaf))
             else:

@@ -8,8 +8,9 @@ groups. So each table of a query becomes a view that is the union of
 
 * one *shredded* branch per group of files in which every path the query uses is
   perfectly shredded with a compatible leaf type (``planner``): each path is a derived
-  column ``__vl_<n>`` computed from the leaf; the Variant columns themselves (top-level or
-  in structs) are NULL;
+  column ``__vl_<n>`` computed from the leaf (for a struct or array target, rebuilt from
+  the subtree's leaves with ``named_struct`` and ``transform``); the Variant columns
+  themselves (top-level or in structs) are NULL;
 * one *variant* branch per group of other files, read with the table's schema
   (``variant`` types): derived columns are NULL there, and the query's own expressions
   compute the values (``sql.rewrite`` routes each use through ``IF(__vl_shredded, ...)``);
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
-from varlake.delta.schema import PrimitiveType
+from varlake.delta.schema import ArrayType, DataType, PrimitiveType, StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import TableError
 from varlake.spark.planner import (
@@ -43,7 +44,9 @@ from varlake.spark.planner import (
     PathUse,
     TablePlan,
     combine,
+    is_nested,
     plan_table,
+    target_type,
     usable_conjuncts,
 )
 from varlake.spark.sql import FLAG_COLUMN, QueryAnalysis, analyze, derived_name, retarget, rewrite, substitute
@@ -135,18 +138,82 @@ def _type_sql(name: str) -> str:
     return str(to_spark_type(PrimitiveType(name)).simpleString())
 
 
-def _leaf_sql(use: PathUse) -> str:
-    """SQL for a use's typed leaf inside its struct-read Variant column."""
+def _spark_type_sql(dtype: DataType) -> str:
+    """Spark SQL spelling of a primitive, struct or array type (field names back-quoted)."""
+    if isinstance(dtype, ArrayType):
+        return f"ARRAY<{_spark_type_sql(dtype.element_type)}>"
+    if isinstance(dtype, StructType):
+        return "STRUCT<" + ", ".join(f"{_ident(f.name)}: {_spark_type_sql(f.type)}" for f in dtype.fields) + ">"
+    if isinstance(dtype, PrimitiveType):
+        return _type_sql(dtype.name)
+    raise TableError(f"no Spark SQL spelling for {dtype!r} in a struct read")
+
+
+def _node_sql(use: PathUse) -> str:
+    """SQL for the shredded ``value``/``typed_value`` group at a use's path (struct read)."""
     expr = ".".join(_ident(name) for name in use.column)
     for segment in use.segments:
         expr += ".typed_value"
         expr = f"get({expr}, {segment})" if isinstance(segment, int) else f"{expr}.{_ident(segment)}"
-    return f"{expr}.typed_value"
+    return expr
+
+
+def _leaf_sql(use: PathUse) -> str:
+    """SQL for a use's typed leaf inside its struct-read Variant column."""
+    return f"{_node_sql(use)}.typed_value"
+
+
+def _rebuild_sql(node: str, target: DataType, shape: DataType, depth: int = 0) -> str:
+    """SQL rebuilding Spark's Variant cast to ``target`` from a perfectly shredded group
+    read as ``shape`` (``planner.FileLayout.serving``): NULL where the group is (the path
+    is missing), struct fields that were not shredded NULL (missing in every object),
+    arrays element by element."""
+    typed = f"{node}.typed_value"
+    if isinstance(target, StructType) and isinstance(shape, StructType):
+        read = {f.name: f.type for f in shape.fields}
+        parts = []
+        for f in target.fields:
+            if f.name in read:
+                value = _rebuild_sql(f"{typed}.{_ident(f.name)}", f.type, read[f.name], depth)
+            else:
+                value = f"CAST(NULL AS {_spark_type_sql(f.type)})"
+            parts.append(f"{_string(f.name)}, {value}")
+        return f"CASE WHEN {typed} IS NULL THEN NULL ELSE named_struct({', '.join(parts)}) END"
+    if isinstance(target, ArrayType) and isinstance(shape, ArrayType):
+        var = f"__vl_e{depth}"
+        return f"transform({typed}, {var} -> {_rebuild_sql(var, target.element_type, shape.element_type, depth + 1)})"
+    if isinstance(target, PrimitiveType) and isinstance(shape, PrimitiveType):
+        return f"CAST({typed} AS {_type_sql(target.name)})"
+    raise TableError(f"cannot read {shape!r} as {target!r}: the planner chose a shape that does not fit")
+
+
+def _derived_sql(use: PathUse, leaf: str) -> str:
+    """A shredded group's value of a use: its leaf (or rebuilt subtree) as the target type."""
+    if use.target == ISNULL:
+        return f"({_leaf_sql(use)} IS NULL)"
+    if not is_nested(use.target):
+        return f"CAST({_leaf_sql(use)} AS {_target_sql(use)})"
+    # the outer CAST only fixes nullability flags, so the type is exactly variant_get's
+    return f"CAST({_rebuild_sql(_node_sql(use), target_type(use.target), target_type(leaf))} AS {_target_sql(use)})"
+
+
+def _insert_shape(level: dict[str, Any], dtype: DataType) -> None:
+    if isinstance(dtype, ArrayType):
+        _insert_shape(level.setdefault("element", {}), dtype.element_type)
+    elif isinstance(dtype, StructType):
+        for f in dtype.fields:
+            _insert_shape(level.setdefault("fields", {}).setdefault(f.name, {}), f.type)
+    elif isinstance(dtype, PrimitiveType):
+        level["leaf"] = dtype.name
+    else:
+        raise TableError(f"cannot read {dtype!r} as a shredded leaf")
 
 
 def _leaf_schema(leaves: Mapping[PathUse, str], column: tuple[str, ...]) -> Any:
-    """``struct<typed_value: ...>`` holding just the leaves the uses of ``column`` need."""
-    from pyspark.sql.types import ArrayType, StructField
+    """``struct<typed_value: ...>`` holding just the leaves the uses of ``column`` need
+    (a struct/array use's whole shape; uses sharing a path share its columns)."""
+    from pyspark.sql.types import ArrayType as SparkArray
+    from pyspark.sql.types import StructField
     from pyspark.sql.types import StructType as SparkStruct
 
     tree: dict[str, Any] = {}
@@ -159,13 +226,13 @@ def _leaf_schema(leaves: Mapping[PathUse, str], column: tuple[str, ...]) -> Any:
                 level = level.setdefault("element", {})
             else:
                 level = level.setdefault("fields", {}).setdefault(segment, {})
-        level["leaf"] = leaf
+        _insert_shape(level, target_type(leaf) if is_nested(leaf) else PrimitiveType(leaf))
 
     def build(level: dict[str, Any]) -> Any:
         if "leaf" in level:
             typed = to_spark_type(PrimitiveType(level["leaf"]))
         elif "element" in level:
-            typed = ArrayType(build(level["element"]), True)
+            typed = SparkArray(build(level["element"]), True)
         else:
             typed = SparkStruct([StructField(k, build(v), False) for k, v in level["fields"].items()])
         return SparkStruct([StructField("typed_value", typed, True)])
@@ -185,7 +252,10 @@ def _partition_sql(plan: TablePlan, name: str, raw: str | None) -> str:
 
 
 def _target_sql(use: PathUse) -> str:
-    return "boolean" if use.target == ISNULL else _type_sql(use.target)
+    """Spark SQL spelling of a use's result type."""
+    if use.target == ISNULL:
+        return "boolean"
+    return _spark_type_sql(target_type(use.target)) if is_nested(use.target) else _type_sql(use.target)
 
 
 def _shredded_field(field: Any, path: tuple[str, ...], leaves: Mapping[PathUse, str]) -> tuple[Any | None, str]:
@@ -235,13 +305,10 @@ def _group_frame(session: Any, plan: TablePlan, group: FileGroup, derived: Mappi
     locations = [plan.table.open_file(task.relative_path) for task in group.tasks]
     frame = session.read.schema(SparkStruct(read_fields)).parquet(*locations)
     columns.append(f"{'true' if shredded else 'false'} AS {FLAG_COLUMN}")
+    leaves = group.leaves
     for use, name in derived.items():
-        if not shredded:
-            columns.append(f"CAST(NULL AS {_target_sql(use)}) AS {name}")
-        elif use.target == ISNULL:
-            columns.append(f"({_leaf_sql(use)} IS NULL) AS {name}")
-        else:
-            columns.append(f"CAST({_leaf_sql(use)} AS {_target_sql(use)}) AS {name}")
+        value = _derived_sql(use, leaves[use]) if shredded else f"CAST(NULL AS {_target_sql(use)})"
+        columns.append(f"{value} AS {name}")
     return frame.selectExpr(*columns)
 
 
@@ -251,7 +318,11 @@ def _empty_frame(session: Any, plan: TablePlan, derived: Mapping[PathUse, str]) 
 
     fields = list(to_spark_schema(plan.schema).fields) + [StructField(FLAG_COLUMN, BooleanType(), True)]
     for use, name in derived.items():
-        fields.append(StructField(name, BooleanType() if use.target == ISNULL else to_spark_type(PrimitiveType(use.target)), True))
+        if use.target == ISNULL:
+            dtype = BooleanType()
+        else:
+            dtype = to_spark_type(target_type(use.target) if is_nested(use.target) else PrimitiveType(use.target))
+        fields.append(StructField(name, dtype, True))
     return session.createDataFrame([], SparkStruct(fields))
 
 
@@ -390,6 +461,11 @@ class SharedReads:
 
     def __len__(self) -> int:
         return len(self._views)
+
+    @property
+    def views(self) -> list[tuple[str, str]]:
+        """``(database, name)`` of every shared read, least recently used first."""
+        return list(self._views.values())
 
     def clear(self) -> None:
         """Drop every shared read (DataFrames made from them keep working)."""

@@ -3,10 +3,12 @@
 A query names tables as ``{name}`` placeholders. ``analyze`` replaces each by a view name
 and walks the query scope by scope (``sqlglot.optimizer.scope``) to find, per table:
 
-* *sites*: expressions that read one Variant path as a primitive type --
+* *sites*: expressions that read one Variant path as a primitive type, or as a struct or
+  array of such (``planner.nested_target``; maps fall back) --
   ``v:a.b::int``, ``CAST(v:a AS BIGINT)``, ``TRY_CAST(...)``, ``variant_get(v, '$.a',
-  'int')``, ``try_variant_get(...)``, ``CAST(variant_get(v, '$.a') AS ...)`` -- or test it
-  for NULL (``v:a IS NULL``); the Variant may be a top-level column or a struct field
+  'int')``, ``try_variant_get(...)``, ``CAST(variant_get(v, '$.a') AS ...)``,
+  ``variant_get(v, '$.items', 'array<struct<q: double>>')`` -- or test it for NULL
+  (``v:a IS NULL``); the Variant may be a top-level column or a struct field
   (``s.v:a::int``), qualified by a table alias or not;
 * whether the Variant column is needed whole (``SELECT *``, ``v`` itself, ``to_json(v)``,
   an uncast ``v:a``, a struct holding a Variant, or any reference it cannot resolve for
@@ -40,7 +42,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 from varlake.delta.schema import StructType
 from varlake.errors import ExpressionError, InvalidPathError, TableError
 from varlake.expr import Predicate, normalize_type, parse_predicate
-from varlake.spark.planner import ISNULL, PathUse, variant_columns
+from varlake.spark.planner import ISNULL, PathUse, nested_target, variant_columns
 from varlake.variant.path import VariantPath
 
 __all__ = [
@@ -208,10 +210,22 @@ def _names_known(tree: exp.Expr) -> bool:
     return all(isinstance(p, exp.Alias) or (isinstance(p, exp.Column) and not p.is_star) for p in tree.expressions)
 
 
+def _is_lateral(scope: Scope) -> bool:
+    return isinstance(scope.expression, exp.Lateral)
+
+
+def _visible(scope: Scope) -> dict[str, exp.Table | Scope]:
+    """Alias -> source of what a scope's columns may read: the sources a SELECT selects
+    from, or for a ``LATERAL VIEW`` the sources before it (``v`` in ``explode(v:a)``)."""
+    if _is_lateral(scope):
+        return dict(scope.lateral_sources)
+    return {alias: source for alias, (_, source) in scope.selected_sources.items()}
+
+
 def _our_sources(scope: Scope, by_view: Mapping[str, TableUsage]) -> dict[str, TableUsage]:
     """Alias -> table usage for the placeholder tables this scope selects from."""
     out: dict[str, TableUsage] = {}
-    for alias, (node, source) in scope.selected_sources.items():
+    for alias, source in _visible(scope).items():
         if isinstance(source, exp.Table) and not source.args.get("db") and source.name in by_view:
             out[alias] = by_view[source.name]
     return out
@@ -221,7 +235,11 @@ def _source_has(scope: Scope, alias: str, name: str, ours: Mapping[str, TableUsa
     """Whether the source under ``alias`` has a column ``name`` (None: cannot tell)."""
     if alias in ours:
         return name.lower() in {n.lower() for n in ours[alias].schema.names}
-    source = scope.selected_sources[alias][1]
+    source = _visible(scope)[alias]
+    if isinstance(source, Scope) and isinstance(source.expression, exp.Lateral):
+        alias_node = source.expression.args.get("alias")
+        names = [c.name.lower() for c in alias_node.columns] if isinstance(alias_node, exp.TableAlias) else []
+        return name.lower() in names if names else None  # unnamed generator columns: cannot tell
     if isinstance(source, Scope) and isinstance(source.expression, exp.Query):
         query = source.expression
         if isinstance(query, exp.Select) and any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star) for e in query.expressions):
@@ -245,10 +263,11 @@ def _resolve(column: exp.Column, scope: Scope, ours: Mapping[str, TableUsage]) -
     """(alias of our table, column path in its schema, outermost node) of a reference that
     certainly reads one of our tables, else None."""
     parts, top = _reference(column)
-    if len(parts) > 1 and parts[0] in scope.selected_sources:
+    sources = _visible(scope)
+    if len(parts) > 1 and parts[0] in sources:
         return (parts[0], tuple(parts[1:]), top) if parts[0] in ours else None
     owners = []
-    for alias in scope.selected_sources:
+    for alias in sources:
         has = _source_has(scope, alias, parts[0], ours)
         if has is None:
             return None
@@ -298,7 +317,7 @@ def _analyze_scope(scope: Scope, by_view: Mapping[str, TableUsage], sites: list[
         resolved = _resolve(node, scope, ours)
         if resolved is None:
             parts, _ = _reference(node)
-            if len(parts) > 1 and parts[0] in scope.selected_sources:
+            if len(parts) > 1 and parts[0] in _visible(scope):
                 continue  # qualified by another source of this scope: certainly not our column
             for usage in by_view.values():
                 if any(_mentions_variant(usage, part) for part in parts):
@@ -320,6 +339,8 @@ def _analyze_scope(scope: Scope, by_view: Mapping[str, TableUsage], sites: list[
             sites.append(Site(target_node, usage.name, qualifier, use))
             if use not in usage.uses:
                 usage.uses.append(use)
+    if _is_lateral(scope):
+        return []  # reads the tables of the SELECT it belongs to: not an occurrence of its own
     for alias, usage in ours.items():
         usage.filters.append(_conjuncts(scope, alias, ours))
     return list(ours.values())
@@ -344,10 +365,14 @@ def _string(node: exp.Expr) -> str | None:
 
 
 def _target(type_text: str) -> str | None:
+    """The ``PathUse.target`` of a cast's type text: a canonical primitive, or a struct or
+    array the planner can serve (``nested_target``); None for anything else."""
     try:
         target = normalize_type(type_text)
     except ExpressionError:
         return None
+    if target in ("struct", "array"):
+        return nested_target(type_text)
     return None if target in _NOT_PRIMITIVE else target
 
 
@@ -374,7 +399,7 @@ def _site(column: exp.Expr, name: tuple[str, ...]) -> tuple[exp.Expr, PathUse] |
         if type_text.strip().lower() != "variant":
             target = _target(type_text)
             if target is None:
-                return f"{parent.sql(dialect=SparkSQL)}: target type is not primitive"
+                return f"{parent.sql(dialect=SparkSQL)}: target type is not supported (a map, a Variant, ...)"
             return parent, PathUse(name, segments, target)
         base = parent
     else:
@@ -383,7 +408,7 @@ def _site(column: exp.Expr, name: tuple[str, ...]) -> tuple[exp.Expr, PathUse] |
     if isinstance(outer, exp.Cast) and outer.this is base:
         target = _target(outer.to.sql(dialect=SparkSQL))
         if target is None:
-            return f"{outer.sql(dialect=SparkSQL)}: target type is not primitive"
+            return f"{outer.sql(dialect=SparkSQL)}: target type is not supported (a map, a Variant, ...)"
         return outer, PathUse(name, segments, target)
     if isinstance(outer, exp.Is) and outer.this is base and isinstance(outer.expression, exp.Null):
         return outer, PathUse(name, segments, ISNULL)
