@@ -71,21 +71,9 @@ def measure(spark: Any, run: Callable[[], Any]) -> Measured:
 
 def scan_rows(df: Any) -> list[int]:
     """``numOutputRows`` of each file scan of an executed DataFrame (rows left after row-group skipping)."""
+    from varlake.spark.explain import executed_scans
 
-    def walk(node: Any) -> list[Any]:
-        name = node.getClass().getName()
-        if name.endswith("AdaptiveSparkPlanExec"):
-            return walk(node.executedPlan())
-        if "QueryStageExec" in name:
-            return walk(node.plan())
-        out = [node]
-        children = node.children()
-        for i in range(children.size()):
-            out += walk(children.apply(i))
-        return out
-
-    plan = df._jdf.queryExecution().executedPlan()
-    return [int(n.metrics().apply("numOutputRows").value()) for n in walk(plan) if n.nodeName().startswith("Scan")]
+    return [int(n.metrics().apply("numOutputRows").value()) for n in executed_scans(df)]
 
 
 def median(values: list[float]) -> float:

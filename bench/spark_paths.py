@@ -11,7 +11,9 @@ Generates N events of 20 fields with Spark itself (``spark.range`` -> JSON ->
 
 Then, for each query, every storage gets two warm-up runs (JIT) and ``--runs`` timed
 runs, each with a different literal (so nothing can be served from a cache), the
-storages taking turns run by run (so that load from elsewhere hits all alike); the median
+storages taking turns run by run in a rotating order (so that load from elsewhere hits
+all alike, and no storage always runs right after the garbage of a multi-second Variant
+scan); the median
 is reported, with the bytes the executors read (task input metrics) and, for varlake, the
 part of its time spent before Spark executes (analysis, planning, views):
 
@@ -112,13 +114,16 @@ def timed_all(
     spark: Any, storages: list[str], make: Callable[[str, int], Callable[[], Any]], literals: list[int], warmups: int = 2
 ) -> dict[str, tuple[Measured, list[Any]]]:
     """Warm every storage up, then run the storages in turn once per literal (so that load from
-    elsewhere on the machine hits all of them alike); median time and bytes per storage."""
+    elsewhere on the machine hits all of them alike), rotating their order each round so
+    that no storage always runs right after the same one (a multi-second Variant scan
+    leaves the JVM busy with its garbage); median time and bytes per storage."""
     for storage in storages:
         for i in range(warmups):
             _with_push(spark, storage, make(storage, literals[0] + 1000 + i))()
     runs: dict[str, list[Measured]] = {s: [] for s in storages}
-    for k in literals:
-        for storage in storages:
+    for round_, k in enumerate(literals):
+        order = storages[round_ % len(storages):] + storages[: round_ % len(storages)]  # no storage always follows the same one
+        for storage in order:
             runs[storage].append(measure(spark, _with_push(spark, storage, make(storage, k))))
     return {
         s: (Measured(median([r.seconds for r in rs]), int(median([r.input_bytes for r in rs])), None), [r.result for r in rs])
@@ -131,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--files", type=int, default=20)
     parser.add_argument("--row-group-mb", type=int, default=4, help="Parquet row-group size for both tables")
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--dir", type=Path, default=None, help="working directory, kept and reused by later runs (default: a fresh temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the generated tables")
     parser.add_argument("--no-ingest", action="store_true", help="skip the ingest comparison (bench/spark_ingest.py)")

@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 import varlake.spark as vs
+from spark_files import spark_shredded_file
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import parse_schema
 from varlake.io.parquet_write import write_parquet
+from varlake.spark.explain import executed_scans
 from varlake.spark.reader import IGNORE_VARIANT_ANNOTATION
 from varlake.spark.session import spark_conf
 from varlake.table import Table, to_arrow_table
@@ -43,16 +45,7 @@ def _write(table: Table, rel: str, rows: list[tuple[int, Any]], layout: str | No
 
 
 def _spark_write(spark: Any, table: Table, rel: str, rows: list[tuple[int, str]], layout: str) -> str:
-    staging = Path(table.path) / f"_staging_{rel}"
-    conf = {
-        "spark.sql.variant.writeShredding.enabled": "true",
-        "spark.sql.variant.inferShreddingSchema": "false",
-        "spark.sql.variant.forceShreddingSchemaForTest": layout,
-    }
-    with spark_conf(spark, conf):
-        spark.createDataFrame(rows, "id bigint, j string").selectExpr("id", "parse_json(j) AS v").coalesce(1).write.parquet(str(staging))
-    (part,) = staging.glob("*.parquet")
-    part.rename(Path(table.path) / rel)
+    spark_shredded_file(spark, Path(table.path) / rel, rows, layout)
     return rel
 
 
@@ -79,19 +72,7 @@ def _reference(spark: Any, table: Table, query: str, schema: str = "id bigint, v
 
 def _scans(df: Any) -> list[Any]:
     """The file scan nodes of an executed DataFrame's physical plan."""
-    def walk(node: Any) -> list[Any]:
-        name = node.getClass().getName()
-        if name.endswith("AdaptiveSparkPlanExec"):
-            return walk(node.executedPlan())
-        if "QueryStageExec" in name:
-            return walk(node.plan())
-        out = [node]
-        children = node.children()
-        for i in range(children.size()):
-            out += walk(children.apply(i))
-        return out
-
-    return [n for n in walk(df._jdf.queryExecution().executedPlan()) if n.nodeName().startswith("Scan")]
+    return executed_scans(df)
 
 
 def _scan_rows(df: Any) -> list[int]:

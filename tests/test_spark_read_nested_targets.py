@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 
 import varlake.spark as vs
+from spark_files import spark_shredded_file
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import parse_schema
 from varlake.io.parquet_write import write_parquet
-from varlake.spark.session import spark_conf
+from varlake.spark.explain import executed_scans
 from varlake.table import Table, to_arrow_table
 
 pytestmark = pytest.mark.spark
@@ -88,17 +89,7 @@ def _write(table: Table, rel: str, rows: list[tuple[int, Any]], layout: str | No
 
 
 def _spark_write(spark: Any, table: Table, rel: str, rows: list[tuple[int, Any]], layout: str) -> AddFile:
-    staging = Path(table.path) / f"_staging_{rel}"
-    conf = {
-        "spark.sql.variant.writeShredding.enabled": "true",
-        "spark.sql.variant.inferShreddingSchema": "false",
-        "spark.sql.variant.forceShreddingSchemaForTest": layout,
-    }
-    data = [(i, None if doc is None else _json(doc)) for i, doc in rows]
-    with spark_conf(spark, conf):
-        spark.createDataFrame(data, "id bigint, j string").selectExpr("id", "parse_json(j) AS v").coalesce(1).write.parquet(str(staging))
-    (part,) = staging.glob("*.parquet")
-    part.rename(Path(table.path) / rel)
+    spark_shredded_file(spark, Path(table.open_file(rel)), [(i, None if doc is None else _json(doc)) for i, doc in rows], layout)
     return _add(table, rel)
 
 
@@ -233,21 +224,7 @@ def test_only_perfectly_shredded_subtrees_take_the_struct_path(spark: Any, order
 def _required_schemas(df: Any) -> list[str]:
     """The read schema of every Parquet scan of an executed DataFrame."""
     df.collect()
-
-    def walk(node: Any) -> list[Any]:
-        name = node.getClass().getName()
-        if name.endswith("AdaptiveSparkPlanExec"):
-            return walk(node.executedPlan())
-        if "QueryStageExec" in name:
-            return walk(node.plan())
-        out = [node]
-        children = node.children()
-        for i in range(children.size()):
-            out += walk(children.apply(i))
-        return out
-
-    plan = df._jdf.queryExecution().executedPlan()
-    return [str(n.requiredSchema().catalogString()) for n in walk(plan) if n.nodeName().startswith("Scan")]
+    return [str(n.requiredSchema().catalogString()) for n in executed_scans(df)]
 
 
 def test_shredded_files_read_just_the_needed_leaves(spark: Any, tmp_path: Path) -> None:

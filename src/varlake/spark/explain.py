@@ -17,7 +17,7 @@ from varlake.errors import TableError
 from varlake.spark.planner import FileGroup, TablePlan
 from varlake.spark.reader import PreparedQuery, TableSource, prepare, read_query
 
-__all__ = ["Explanation", "explain"]
+__all__ = ["Explanation", "executed_scans", "explain"]
 
 _MAX_LISTED = 20
 
@@ -111,3 +111,23 @@ def explain(
     if show:
         print(explanation)
     return explanation
+
+
+def executed_scans(df: Any) -> list[Any]:
+    """The file scan nodes (JVM objects) of an executed DataFrame's physical plan, through
+    adaptive query stages: their ``requiredSchema()`` and ``metrics()`` (``numOutputRows``:
+    rows left after row-group skipping) show what a query really read."""
+
+    def walk(node: Any) -> list[Any]:
+        name = node.getClass().getName()
+        if name.endswith("AdaptiveSparkPlanExec"):
+            return walk(node.executedPlan())
+        if "QueryStageExec" in name:
+            return walk(node.plan())
+        out = [node]
+        children = node.children()
+        for i in range(children.size()):
+            out += walk(children.apply(i))
+        return out
+
+    return [n for n in walk(df._jdf.queryExecution().executedPlan()) if n.nodeName().startswith("Scan")]
