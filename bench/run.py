@@ -426,7 +426,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta["wall_seconds"] = round(time.perf_counter() - started, 1)
     doc = {**meta, "workloads": {wl.name: {**wl.to_json(), "summary": summaries[wl.name]} for wl in results}}
     (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
-    (out_dir / "RESULTS.md").write_text(results_markdown(meta, results, summaries, charts))
+    analysis = BENCH / "ANALYSIS.md"  # hand-written reading of the numbers, kept across runs
+    notes = "\n\n" + analysis.read_text() if analysis.is_file() else ""
+    (out_dir / "RESULTS.md").write_text(results_markdown(meta, results, summaries, charts) + notes)
     failed = [m for wl in results for m in wl.mismatches] + [
         f"{wl.name} {k}: {st.error}" for wl in results for k, st in wl.storages.items() if st.error]
     print(f"wrote {out_dir / 'RESULTS.md'} and {out_dir / 'results.json'} in {meta['wall_seconds'] / 60:.1f} min")
