@@ -196,14 +196,16 @@ def _column_expr(name: str, spec: str, doc: str) -> Any:
 
 
 def _parsed_doc() -> Any:
-    """The document of a line (column ``value``) as a Variant, NULL for every bad line (invalid UTF-8 -- Spark's parser would silently replace those bytes
-    -- or anything ``try_parse_json`` rejects)."""
+    """The document of a line (column ``value``) as a Variant, NULL for every bad line:
+    invalid UTF-8 (Spark's parser would silently replace those bytes) or anything
+    ``try_parse_json`` rejects. The write and the quarantine pass must agree on it."""
     from pyspark.sql import functions as F
 
     return F.when(F.is_valid_utf8(F.col("value")), F.try_parse_json(F.col("value")))
 
 
 def _target_columns(doc_column: str, columns: Mapping[str, str]) -> list[Any]:
+    """The target table's columns from a parsed ``_doc``: the document and the extracted ones."""
     from pyspark.sql import functions as F
 
     return [F.col("_doc").alias(doc_column), *[_column_expr(n, s, doc_column) for n, s in columns.items()]]
