@@ -32,6 +32,7 @@ storage's rows for the same literal set; a mismatch is recorded and fails the ru
 
 from __future__ import annotations
 
+import abc
 import datetime as dt
 import decimal
 import itertools
@@ -281,7 +282,7 @@ def dir_size(path: Path) -> tuple[int, int]:
 # --- storages ---------------------------------------------------------------------------------------
 
 
-class Storage:
+class Storage(abc.ABC):
     """One way of storing the documents; subclasses load them and run rendered SQL."""
 
     key = ""
@@ -294,17 +295,19 @@ class Storage:
         self.path = root / self.key
         self.result = StorageResult(self.key, self.label, self.dialect.value, self.engine)
 
+    @abc.abstractmethod
     def load(self, source: Source, workload: Workload) -> None:
-        raise NotImplementedError
+        """Store the documents of ``source`` this storage's way."""
 
+    @abc.abstractmethod
     def table_ref(self) -> str:
-        raise NotImplementedError
+        """What the workload's SQL names the table as."""
 
+    @abc.abstractmethod
     def execute(self, sql: str, label: str, warm_up: bool = False) -> tuple[list[tuple[Any, ...]], float, int | None]:
         """(canonical rows, seconds, bytes read or None when this run did not measure them).
 
         ``warm_up`` marks the untimed run: engines whose byte counter costs time measure there."""
-        raise NotImplementedError
 
     def describe(self, sql: str) -> tuple[str, float | None]:
         """How this storage reads the data for ``sql``, and the seconds planning alone takes
@@ -546,6 +549,12 @@ class Unavailable(Storage):
         super().__init__(root)
 
     def load(self, source: Source, workload: Workload) -> None:
+        raise BenchmarkError(self.reason)
+
+    def table_ref(self) -> str:
+        raise BenchmarkError(self.reason)
+
+    def execute(self, sql: str, label: str, warm_up: bool = False) -> tuple[list[tuple[Any, ...]], float, int | None]:
         raise BenchmarkError(self.reason)
 
 
