@@ -17,10 +17,11 @@ groups. So each table of a query becomes a view that is the union of
 
 plus the partition columns as literals. The reads are built in a clone of the caller's
 session with the annotation conf on, and shared by later queries over the same files as
-global temporary views (``SharedReads``); the query itself runs in a fresh clone
-(``cloneSession``: the caller's current confs, temporary views and functions), so the
-caller's session is never changed. Spark keeps each relation's session, so the returned
-DataFrame reads correctly wherever it is used later.
+global temporary views (``SharedReads``). The query itself runs in the caller's session,
+naming those global views directly, so the caller's current confs, temporary views and
+functions apply and nothing is registered in it; Spark reads each relation with the
+session it was built in (the clone with the annotation conf), so the returned DataFrame
+reads correctly wherever it is used later.
 """
 
 from __future__ import annotations
@@ -337,12 +338,16 @@ def table_frame(session: Any, plan: TablePlan, derived: Mapping[PathUse, str] | 
     return frame if derived else frame.drop(FLAG_COLUMN)  # nothing refers to it: keep SELECT * clean
 
 
+def _require_classic(spark: Any) -> None:
+    if getattr(spark, "_jsparkSession", None) is None:
+        raise TableError("varlake.spark reads need a classic (JVM) SparkSession, not a Spark Connect one")
+
+
 def clone_session(spark: Any) -> Any:
     """A clone of ``spark`` (confs, views, functions) that reads Variant groups as structs on request."""
     from pyspark.sql import SparkSession
 
-    if getattr(spark, "_jsparkSession", None) is None:
-        raise TableError("varlake.spark reads need a classic (JVM) SparkSession, not a Spark Connect one")
+    _require_classic(spark)
     session = SparkSession(spark.sparkContext, spark._jsparkSession.cloneSession())
     session.conf.set(IGNORE_VARIANT_ANNOTATION, "true")
     return session
@@ -354,17 +359,19 @@ def _register(session: Any, prepared: PreparedQuery, plans: Mapping[str, TablePl
 
 
 def run(spark: Any, prepared: PreparedQuery) -> Any:
-    """Run the prepared SQL over the tables' shared reads, in a clone of the caller's session.
+    """Run the prepared SQL over the tables' shared reads, in the caller's session.
 
     The SQL names the shared reads directly: the rewritten text through its syntax tree,
     the user's own text (run as written, or analysed for Spark's output names) by putting
     them in place of the ``{name}`` placeholders. Should Spark reject the rewritten text
     (sqlglot rendered something Spark 4.3 does not take) while the user's own query is
-    valid, the query runs as written with every file read as Variant: slower, never different.
+    valid, the query runs as written, in a session clone, with every file read as Variant:
+    slower, never different.
     """
     from pyspark.errors import AnalysisException, ParseException
 
-    session = clone_session(spark)
+    _require_classic(spark)
+    session = spark  # the SQL names only global views: the caller's session is not changed
     shared = {name: SHARED_READS.view(spark, plan, prepared.derived.get(name, {})) for name, plan in prepared.plans.items()}
     as_written = substitute(prepared.query, prepared.plans, shared)
     try:
@@ -381,8 +388,9 @@ def run(spark: Any, prepared: PreparedQuery) -> Any:
     except (AnalysisException, ParseException):
         if not prepared.rewritten:
             raise
-        _register(session, prepared, {n: p.as_variant() for n, p in prepared.plans.items()}, {})
-        return session.sql(prepared.analysis.text)
+        fallback = clone_session(spark)
+        _register(fallback, prepared, {n: p.as_variant() for n, p in prepared.plans.items()}, {})
+        return fallback.sql(prepared.analysis.text)
 
 
 _NAMES_WORKER: list[ThreadPoolExecutor] = []
