@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from varlake import Table, Variant
 from varlake.errors import StorageError, TableError, TableNotFoundError, VarlakeError
 
-SHARED_TABLE = Path(__file__).resolve().parents[1].parent / "shared" / "testdata" / "delta" / "variant-stats-no-checkpoint"
+SHARED_TABLE = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "delta" / "variant-stats-no-checkpoint"
 
 
 def _rows(table: pa.Table) -> list[dict]:

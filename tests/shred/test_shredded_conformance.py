@@ -23,7 +23,7 @@ from varlake.io.parquet_read import read_parquet
 from varlake.shred import UNSHREDDED_TYPE
 from varlake.variant import Variant
 
-CASES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "testdata" / "parquet-testing" / "shredded_variant"
+CASES_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "parquet-testing" / "shredded_variant"
 
 
 def _cases() -> list[dict[str, Any]]:

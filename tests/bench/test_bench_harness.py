@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
 import harness  # noqa: E402

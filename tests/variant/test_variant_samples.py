@@ -14,7 +14,7 @@ import pytest
 from varlake import TimestampNanos, Variant
 from varlake.variant.constants import PrimitiveType
 
-SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "testdata" / "parquet-testing" / "variant"
+SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "parquet-testing" / "variant"
 NAMES = sorted(p.stem for p in SAMPLES.glob("*.value"))
 
 
