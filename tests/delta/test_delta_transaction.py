@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from varlake.delta import AddFile, DeltaLog, Metadata, Protocol, RemoveFile, Txn
+from varlake.delta.log_store import LogStore
 from varlake.delta.schema import PrimitiveType, StructField, StructType, VariantType
+from varlake.delta.transaction import commit
 from varlake.errors import (
     CommitConflictError,
     InvalidCommitError,
@@ -237,3 +239,17 @@ def test_in_commit_timestamps_are_monotonic(tmp_path: Path) -> None:
     assert stamps == sorted(stamps) and len(set(stamps)) == 4
     assert [h.timestamp for h in reversed(log.history())] == stamps
     assert log.snapshot().timestamp == stamps[-1]
+
+
+def test_commit_takes_a_bare_log_store(tmp_path: Path) -> None:
+    """``transaction.commit`` needs only the log store; a ``DeltaLog`` on the same root sees the commit."""
+    root = tmp_path / "t"
+    log = _log(root)
+    store = LogStore(LocalStorage(), str(root))
+    result = commit(store, [_add("via-store"), Txn("app", 1)], "WRITE")
+    assert result.version == 1 and store.latest_version() == 1
+    assert store.snapshot() is result.snapshot  # the store caches the state it just committed
+    assert [f.path for f in log.snapshot().files] == ["via-store"]
+    assert log.commit([_add("again"), Txn("app", 1)]).noop  # the txn it recorded is honoured
+    assert commit(store, [_add("x")], "WRITE", read_version=0).version == 2
+    assert LogStore(LocalStorage(), str(tmp_path / "none")).latest_version() is None

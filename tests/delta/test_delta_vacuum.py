@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from varlake.delta import AddFile, DeltaLog, RemoveFile
+from varlake.delta.log_store import LogStore
 from varlake.delta.schema import PrimitiveType, StructField, StructType
+from varlake.delta.vacuum import vacuum
 from varlake.errors import UnsafeRetentionError
 from varlake.io import LocalStorage
 
@@ -115,3 +117,13 @@ def test_young_tombstones_protect_files(tmp_path: Path) -> None:
     deleted = log.vacuum(now_ms=T0 + 700 * HOUR)
     assert "d.parquet" not in deleted and "a.parquet" in deleted
     assert "d.parquet" in log.vacuum(now_ms=T0 + 800 * HOUR, dry_run=True)
+
+
+def test_vacuum_takes_a_bare_log_store(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    _table(root)
+    store = LogStore(LocalStorage(), str(root))
+    assert vacuum(store, dry_run=True, now_ms=NOW) == ["a.parquet", "junk.parquet", "p=1/stray.parquet"]
+    assert (root / "a.parquet").exists()
+    assert vacuum(store, now_ms=NOW) == ["a.parquet", "junk.parquet", "p=1/stray.parquet"]
+    assert not (root / "a.parquet").exists()

@@ -24,7 +24,7 @@ import time
 import uuid
 import warnings
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
 from varlake.delta import config
 from varlake.delta import constants as C
@@ -40,14 +40,12 @@ from varlake.delta.actions import (
     action_to_json,
 )
 from varlake.delta.file_table import encode_key
+from varlake.delta.log_store import LogStore
 from varlake.delta.paths import relative_data_path
 from varlake.delta.protocol import check_writable, legacy_writer_features, validate_metadata
 from varlake.delta.replay import replay
+from varlake.delta.snapshot import Snapshot
 from varlake.errors import CommitConflictError, InvalidCommitError, UnsupportedFeatureError, VarlakeError
-
-if TYPE_CHECKING:
-    from varlake.delta.snapshot import Snapshot
-    from varlake.delta.table_log import DeltaLog
 
 __all__ = ["CommitResult", "Isolation", "commit", "serialize_commit"]
 
@@ -212,19 +210,19 @@ def _check_winner(version: int, actions: Sequence[Action], ours: _Intent, isolat
     return done
 
 
-def _in_commit_timestamp(log: DeltaLog, version: int, now_ms: int) -> int:
+def _in_commit_timestamp(store: LogStore, version: int, now_ms: int) -> int:
     """``max(now, previous inCommitTimestamp + 1)`` (PROTOCOL.md "In-Commit Timestamps")."""
     if version == 0:
         return now_ms
-    prev = log.commit_info(version - 1) or {}
+    prev = store.commit_info(version - 1) or {}
     prev_ts = prev.get("inCommitTimestamp")
     if not isinstance(prev_ts, int):
-        prev_ts = log.commit_file_mtime(version - 1)
+        prev_ts = store.commit_file_mtime(version - 1)
     return max(now_ms, prev_ts + 1)
 
 
 def commit(
-    log: DeltaLog,
+    store: LogStore,
     actions: Sequence[Action],
     operation: str,
     read_version: int | None = None,
@@ -234,13 +232,13 @@ def commit(
     commit_info: Mapping[str, Any] | None = None,
     max_attempts: int = 10_000,
 ) -> CommitResult:
-    """Commit ``actions`` on top of ``read_version`` (latest if ``None``); see module doc."""
+    """Commit ``actions`` to the log ``store`` on top of ``read_version`` (latest if ``None``); see module doc."""
     actions = list(actions)
     ours = _validate_shape(actions)
-    snapshot = log.snapshot(read_version)
+    snapshot = store.snapshot(read_version)
     if _already_done(snapshot.app_versions, ours.txns):
-        return CommitResult(None, log.snapshot(), 0, noop=True)
-    protocol, metadata = _validate_against(snapshot, actions, log.root_location)
+        return CommitResult(None, store.snapshot(), 0, noop=True)
+    protocol, metadata = _validate_against(snapshot, actions, store.root_location)
     ict = config.in_commit_timestamps_enabled(metadata.configuration)
     ict_was = config.in_commit_timestamps_enabled(snapshot.metadata.configuration)
     state = snapshot.state
@@ -250,7 +248,7 @@ def commit(
         info: dict[str, Any] = {"timestamp": now}
         body_actions = actions
         if ict:
-            info["inCommitTimestamp"] = _in_commit_timestamp(log, attempt, now)
+            info["inCommitTimestamp"] = _in_commit_timestamp(store, attempt, now)
             if not ict_was and attempt > 0:  # enabling ICT now: record where it starts
                 cfg = dict(metadata.configuration)
                 cfg[C.PROP_ICT_ENABLEMENT_VERSION] = str(attempt)
@@ -266,28 +264,28 @@ def commit(
             txnId=str(uuid.uuid4()),
         )
         info.update(commit_info or {})
-        if log.write_commit(attempt, serialize_commit(info, body_actions)):
-            state = replay(state, [(attempt, [CommitInfo(info), *body_actions])], log.log_dir)
-            new_snapshot = log.adopt_state(state)
-            _maybe_checkpoint(log, new_snapshot)
+        if store.write_commit(attempt, serialize_commit(info, body_actions)):
+            state = replay(state, [(attempt, [CommitInfo(info), *body_actions])], store.log_dir)
+            new_snapshot = store.adopt_state(state)
+            _maybe_checkpoint(store, new_snapshot)
             return CommitResult(attempt, new_snapshot, attempts)
-        winners = log.read_commits_from(attempt)
+        winners = store.read_commits_from(attempt)
         done = False
         for version, winner_actions in winners:
-            done = _check_winner(version, winner_actions, ours, isolation, log.root) or done
-        state = replay(state, winners, log.log_dir)
+            done = _check_winner(version, winner_actions, ours, isolation, store.root) or done
+        state = replay(state, winners, store.log_dir)
         if done:
-            return CommitResult(None, log.adopt_state(state), attempts, noop=True)
+            return CommitResult(None, store.adopt_state(state), attempts, noop=True)
         attempt = state.version + 1
-    raise CommitConflictError(f"{log.root}: gave up after {max_attempts} attempts to commit")
+    raise CommitConflictError(f"{store.root}: gave up after {max_attempts} attempts to commit")
 
 
-def _maybe_checkpoint(log: DeltaLog, snapshot: Snapshot) -> None:
+def _maybe_checkpoint(store: LogStore, snapshot: Snapshot) -> None:
     interval = config.checkpoint_interval(snapshot.metadata.configuration)
     if snapshot.version > 0 and snapshot.version % interval == 0:
         try:
-            log.write_checkpoint(snapshot)
+            store.write_checkpoint(snapshot)
         except (VarlakeError, OSError) as exc:  # the commit stands; a checkpoint is an optimisation
             warnings.warn(
-                f"{log.root}: checkpoint at version {snapshot.version} failed: {exc}", RuntimeWarning, stacklevel=3
+                f"{store.root}: checkpoint at version {snapshot.version} failed: {exc}", RuntimeWarning, stacklevel=3
             )

@@ -17,19 +17,15 @@ readers and time travel, so it needs ``unsafe_retention=True``.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from varlake.delta import config
 from varlake.delta import constants as C
 from varlake.delta.actions import AddFile, RemoveFile
 from varlake.delta.history import commit_timestamps
-from varlake.delta.log import list_log
+from varlake.delta.log_store import LogStore
 from varlake.delta.paths import relative_data_path
 from varlake.delta.protocol import check_writable
 from varlake.errors import UnsafeRetentionError
-
-if TYPE_CHECKING:
-    from varlake.delta.table_log import DeltaLog
 
 __all__ = ["vacuum"]
 
@@ -39,7 +35,7 @@ def _hidden(rel_path: str) -> bool:
 
 
 def vacuum(
-    log: DeltaLog,
+    store: LogStore,
     retention_hours: float = C.MIN_SAFE_VACUUM_RETENTION_HOURS,
     *,
     dry_run: bool = False,
@@ -47,42 +43,42 @@ def vacuum(
     now_ms: int | None = None,
 ) -> list[str]:
     """Delete (or with ``dry_run`` only list) unreferenced files; return their root-relative paths."""
-    latest = log.snapshot()
-    check_writable(latest.protocol, latest.metadata, log.root)  # also what vacuumProtocolCheck asks
+    latest = store.snapshot()
+    check_writable(latest.protocol, latest.metadata, store.root)  # also what vacuumProtocolCheck asks
     if retention_hours < 0:
-        raise UnsafeRetentionError(f"{log.root}: vacuum retention must not be negative ({retention_hours} h)")
+        raise UnsafeRetentionError(f"{store.root}: vacuum retention must not be negative ({retention_hours} h)")
     safe = max(C.MIN_SAFE_VACUUM_RETENTION_HOURS, config.deleted_file_retention_hours(latest.metadata.configuration))
     if retention_hours < safe and not unsafe_retention:
         raise UnsafeRetentionError(
-            f"{log.root}: vacuum retention {retention_hours} h is below the safe minimum of {safe} h; "
+            f"{store.root}: vacuum retention {retention_hours} h is below the safe minimum of {safe} h; "
             "pass unsafe_retention=True if no reader or writer can still need older versions"
         )
     now = int(time.time() * 1000) if now_ms is None else now_ms
     cutoff = now - int(retention_hours * 3600 * 1000)
 
-    listing = list_log(log.storage, log.log_dir)
-    stamps = commit_timestamps(log.storage, listing, latest.metadata)
+    listing = store.listing()
+    stamps = commit_timestamps(store.storage, listing, latest.metadata)
     earliest = 0 if 0 in listing.commits else min(listing.checkpoints, default=latest.version)
     at_cutoff = [v for v, ts in stamps.items() if ts <= cutoff and v >= earliest]
     oldest = max(at_cutoff) if at_cutoff else earliest
 
-    root = log.root_location
+    root = store.root_location
     keep: set[str] = set()
-    oldest_snapshot = latest if oldest == latest.version else log.snapshot(oldest)
+    oldest_snapshot = latest if oldest == latest.version else store.snapshot(oldest)
     keep.update(
-        relative_data_path(p, root, log.log_dir) for p in oldest_snapshot.files_table.column("path").to_pylist()
+        relative_data_path(p, root, store.log_dir) for p in oldest_snapshot.files_table.column("path").to_pylist()
     )
-    for version, actions in log.read_commits_from(oldest + 1):
+    for version, actions in store.read_commits_from(oldest + 1):
         for a in actions:
             if isinstance(a, (AddFile, RemoveFile)):
-                keep.add(relative_data_path(a.path, root, log.commit_path(version)))
+                keep.add(relative_data_path(a.path, root, store.commit_path(version)))
     for tomb in latest.tombstones:
         if (tomb.deletion_timestamp or 0) >= cutoff:
-            keep.add(relative_data_path(tomb.path, root, log.log_dir))
+            keep.add(relative_data_path(tomb.path, root, store.log_dir))
 
-    prefix = log.root + "/"
+    prefix = store.root + "/"
     doomed: list[tuple[str, str]] = []
-    for info in log.storage.walk(log.root):
+    for info in store.storage.walk(store.root):
         rel = info.path[len(prefix) :] if info.path.startswith(prefix) else info.path
         if _hidden(rel) or rel in keep or info.mtime_ms >= cutoff:
             continue
@@ -90,5 +86,5 @@ def vacuum(
     doomed.sort()
     if not dry_run:
         for _rel, path in doomed:
-            log.storage.delete(path)
+            store.storage.delete(path)
     return [rel for rel, _path in doomed]

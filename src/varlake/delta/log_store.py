@@ -1,0 +1,155 @@
+"""``LogStore``: one table's ``_delta_log`` on a ``Storage`` -- list it, read commits and
+checkpoints, put a commit file if absent, and replay them into snapshots.
+
+Commits (``transaction``) and ``vacuum`` take a ``LogStore``; ``DeltaLog`` composes one
+with create, time travel, history and checkpoints. The store keeps the newest snapshot
+it has seen and replays only the commits after it when asked for the latest version
+again (unless a newer checkpoint makes that cheaper).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from varlake.delta import constants as C
+from varlake.delta.actions import Action
+from varlake.delta.checkpoint import write_checkpoint
+from varlake.delta.commit_file import parse_commit
+from varlake.delta.history import ict_start_version, read_commit_info
+from varlake.delta.last_checkpoint import read_last_checkpoint
+from varlake.delta.log import LogListing, build_segment, commit_name, list_log, read_checkpoint, read_commit
+from varlake.delta.protocol import check_readable, check_writable
+from varlake.delta.replay import TableState, replay, state_from_checkpoint
+from varlake.delta.snapshot import Snapshot
+from varlake.errors import StorageFileNotFoundError
+from varlake.io.storage import FileInfo, Storage
+
+__all__ = ["LogStore"]
+
+
+class LogStore:
+    """The ``_delta_log`` of the table at ``root`` (a path understood by ``storage``)."""
+
+    def __init__(self, storage: Storage, root: str) -> None:
+        self.storage = storage
+        self.root = root.rstrip("/") or "/"
+        self.log_dir = f"{self.root}/{C.LOG_DIR}"
+        self.root_location = storage.location(self.root)
+        self._latest: Snapshot | None = None
+        self._latest_file: FileInfo | None = None
+
+    def __repr__(self) -> str:
+        return f"LogStore({self.storage!r}, {self.root!r})"
+
+    # --- log files -----------------------------------------------------------------------
+
+    def commit_path(self, version: int) -> str:
+        return f"{self.log_dir}/{commit_name(version)}"
+
+    def listing(self, from_version: int | None = None) -> LogListing:
+        """The commit and checkpoint files of the log (from ``from_version`` on)."""
+        return list_log(self.storage, self.log_dir, from_version=from_version)
+
+    def _listing_for(self, version: int | None) -> LogListing:
+        """List the log, from the ``_last_checkpoint`` hint on when that suffices."""
+        hint = read_last_checkpoint(self.storage, self.log_dir)
+        if hint is not None and (version is None or version >= hint["version"]) and hint["version"] > 0:
+            listing = self.listing(from_version=hint["version"])
+            if hint["version"] in listing.checkpoints:
+                return listing
+        return self.listing()
+
+    def latest_version(self) -> int | None:
+        """The newest committed version, ``None`` if there is no log."""
+        return self._listing_for(None).latest_version
+
+    def write_commit(self, version: int, data: bytes) -> bool:
+        """Put-if-absent the commit file of ``version``; ``False`` if it exists."""
+        return self.storage.write_if_absent(self.commit_path(version), data)
+
+    def read_actions(self, version: int) -> list[Action]:
+        """All actions of the commit at ``version`` (ignored action types left out)."""
+        return parse_commit(self.storage.read(self.commit_path(version)), self.commit_path(version))
+
+    def read_commits_from(self, version: int) -> list[tuple[int, list[Action]]]:
+        """Commits ``version``, ``version+1``, ... as far as they exist contiguously."""
+        listing = self.listing(from_version=version)
+        out = []
+        v = version
+        while v in listing.commits:
+            out.append((v, read_commit(self.storage, listing.commits[v], self.root_location)))
+            v += 1
+        return out
+
+    def commit_info(self, version: int) -> dict[str, Any] | None:
+        return read_commit_info(self.storage, self.commit_path(version))
+
+    def commit_file_mtime(self, version: int) -> int:
+        try:
+            return self.storage.info(self.commit_path(version)).mtime_ms
+        except StorageFileNotFoundError:
+            return 0
+
+    def write_checkpoint(self, snapshot: Snapshot) -> str:
+        """Write a classic checkpoint for ``snapshot`` and update ``_last_checkpoint``."""
+        check_writable(snapshot.protocol, snapshot.metadata, self.root)
+        return write_checkpoint(self.storage, self.log_dir, snapshot.state)
+
+    # --- snapshots -----------------------------------------------------------------------
+
+    def snapshot(self, version: int | None = None) -> Snapshot:
+        """The table at ``version`` (latest if ``None``)."""
+        cached = self._latest
+        listing = None
+        if cached is not None and (version is None or version >= cached.version):
+            listing = self.listing(from_version=cached.version)
+            if listing.commits.get(cached.version) != self._latest_file:
+                cached, listing = None, None  # the log changed under us: start afresh
+        if listing is None:
+            listing = self._listing_for(version)
+        known = cached.version if cached is not None else None
+        segment = build_segment(listing, self.log_dir, version, known_version=known)
+        if segment.known_version is not None and cached is not None:
+            if segment.version == cached.version:
+                return cached
+            base: TableState | None = cached.state
+        elif segment.checkpoint is not None:
+            base = state_from_checkpoint(read_checkpoint(self.storage, segment.checkpoint, self.root_location))
+        else:
+            base = None
+        commits = [(v, read_commit(self.storage, info, self.root_location)) for v, info in segment.commits]
+        state = replay(base, commits, self.log_dir)
+        snap = self._make_snapshot(state, listing.commits.get(state.version))
+        if version is None or (self._latest is None or snap.version >= self._latest.version):
+            self._remember(snap, listing.commits.get(state.version))
+        return snap
+
+    def adopt_state(self, state: TableState) -> Snapshot:
+        """A snapshot for a state this process just built (after a commit); cached as latest."""
+        try:
+            info = self.storage.info(self.commit_path(state.version))
+        except StorageFileNotFoundError:
+            info = None
+        snap = self._make_snapshot(state, info)
+        self._remember(snap, info)
+        return snap
+
+    def _make_snapshot(self, state: TableState, commit_file: FileInfo | None) -> Snapshot:
+        check_readable(state.protocol, state.metadata, self.root)
+        snap = Snapshot(self.root, state, self._timestamp_of(state, commit_file))
+        _ = snap.schema  # a schema string that does not parse fails the open, not a later scan
+        return snap
+
+    def _remember(self, snap: Snapshot, commit_file: FileInfo | None) -> None:
+        if commit_file is not None:
+            self._latest, self._latest_file = snap, commit_file
+
+    def _timestamp_of(self, state: TableState, commit_file: FileInfo | None) -> int:
+        ict_from = ict_start_version(state.metadata)
+        if ict_from is not None and state.version >= ict_from:
+            info = state.commit_info.values if state.commit_info is not None else self.commit_info(state.version)
+            if info and isinstance(info.get("inCommitTimestamp"), int):
+                return info["inCommitTimestamp"]
+        if commit_file is not None:
+            return commit_file.mtime_ms
+        return self.commit_file_mtime(state.version)
