@@ -11,6 +11,17 @@ class VarlakeError(Exception):
     """Root of every error varlake raises on purpose."""
 
 
+# --- Spark semantics (varlake.semantics) ------------------------------------------------
+
+
+class InvalidTimeZoneError(VarlakeError, ValueError):
+    """A time-zone id that Spark's ``DateTimeUtils.getZoneId`` (``java.time.ZoneId.of``) refuses."""
+
+
+class InvalidTypeStringError(VarlakeError, ValueError):
+    """A Spark type string (``decimal(10,2)``, ``array<struct<a: int>>``, DDL columns) does not parse."""
+
+
 # --- Variant codec -----------------------------------------------------------------
 
 
@@ -59,6 +70,10 @@ class InvalidPathError(VariantError):
 
 class VariantCastError(VariantError):
     """A Variant value cannot be cast to the requested type (``variant_get``)."""
+
+
+class VariantTimeZoneError(InvalidTimeZoneError, VariantError):
+    """A Variant function was given a time zone Spark refuses."""
 
 
 # --- Shredding and Parquet ---------------------------------------------------------
@@ -147,6 +162,14 @@ class InvalidCommitError(TableError):
     """The actions handed to a commit are not a valid Delta commit; nothing was written."""
 
 
+class PartitionValueError(TableError):
+    """A partition column or value cannot be written or read (names column, value and why)."""
+
+
+class ShreddingConflictError(CommitConflictError):
+    """A concurrent commit changed the shredding schemas the files of this write assume."""
+
+
 class InvalidTablePropertyError(TableError):
     """A ``delta.*`` table property has a value varlake cannot interpret (names key and value)."""
 
@@ -185,6 +208,10 @@ class UnknownColumnError(ExpressionError):
 
 class ExpressionTypeError(ExpressionError, TypeError):
     """Types in a predicate do not fit: a literal cannot be coerced, a Variant is compared uncast."""
+
+
+class ExpressionTimeZoneError(InvalidTimeZoneError, ExpressionTypeError):
+    """A predicate was bound or evaluated with a session time zone Spark refuses."""
 
 
 class ExpressionEvaluationError(ExpressionError):

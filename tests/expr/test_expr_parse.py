@@ -130,7 +130,8 @@ def test_typed_literals_fold_unless_they_depend_on_the_session_zone():
     assert parse_term("1.5D") == Literal(1.5, "double")
     assert parse_term("TIMESTAMP_NTZ '2024-01-01 10:00'") == Literal(dt.datetime(2024, 1, 1, 10), "timestamp_ntz")
     utc = dt.timezone.utc
-    assert parse_term("TIMESTAMP '2024-01-01 10:00+02:00'") == Literal(dt.datetime(2024, 1, 1, 8, tzinfo=utc), "timestamp")
+    # (Spark 4.3 refuses '2024-01-01 10:00+02:00': a zone needs the seconds before it)
+    assert parse_term("TIMESTAMP '2024-01-01 10:00:00+02:00'") == Literal(dt.datetime(2024, 1, 1, 8, tzinfo=utc), "timestamp")
     # without a zone the instant depends on the session time zone: binding folds it
     assert parse_term("TIMESTAMP '2024-01-01 10:00'") == Cast(Literal("2024-01-01 10:00", "string"), "timestamp")
     assert parse_term("TRY_CAST('x' AS int)") == Literal(None, "integer")

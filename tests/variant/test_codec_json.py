@@ -17,7 +17,9 @@ from varlake import TimestampNanos, Variant
 from varlake.errors import DuplicateKeyError, JsonParseError, VariantError
 from varlake.variant import encoder as enc
 from varlake.variant.constants import PrimitiveType
-from varlake.variant.json_render import decimal_text, java_double, java_float, quote, zone_info
+from varlake.semantics.json_text import quote
+from varlake.semantics.numbers import decimal_text, java_double, java_float
+from varlake.variant.json_render import session_zone as zone_info
 from varlake.variant.temporal import Float32
 
 EMPTY = b"\x01\x00\x00"

@@ -33,7 +33,7 @@ import varlake
 from varlake import Variant
 from varlake.variant import encoder as enc
 from varlake.variant.decoder import array_layout, metadata_view, object_layout
-from varlake.variant.json_render import java_double, java_float
+from varlake.semantics.numbers import java_double, java_float
 
 pytestmark = pytest.mark.spark
 

@@ -22,7 +22,8 @@ import pytest
 
 from varlake.errors import InvalidPathError, VariantCastError
 from varlake.variant import Variant
-from varlake.variant.cast import OutOfPythonRange, days_from_civil, parse_type
+from varlake.semantics.calendar import days_from_civil
+from varlake.variant.cast import OutOfPythonRange, parse_type
 from varlake.variant.encoder import encode_string
 from varlake.variant.functions import (
     cast_to_variant,
@@ -263,7 +264,7 @@ def _would_fail(raw: Variant | None, result: Any, t: str) -> bool:
     if parsed.name == "map":
         return any(_would_fail(raw[k], result[k], parsed.element.sql) for k in raw.keys())
     if parsed.name == "struct":
-        fields = dict(parsed.fields)
+        fields = {f.name: f.type for f in parsed.fields}
         return any(_would_fail(raw[k], result[k], fields[k].sql) for k in raw.keys() if k in fields)
     return False
 

@@ -18,18 +18,11 @@ from hypothesis import strategies as st
 
 from varlake.errors import InvalidPathError, MalformedVariantError, UnsupportedValueError, VariantCastError, VariantError
 from varlake.variant import Float32, TimestampNanos, Variant, VariantPath, parse_json
-from varlake.variant.cast import (
-    OutOfPythonRange,
-    SparkType,
-    TypeParseError,
-    float32_of_fraction,
-    format_timestamp,
-    parse_type,
-    string_to_date,
-    string_to_timestamp,
-    to_float32,
-    zone_of,
-)
+from varlake.semantics.datetime_text import format_timestamp, string_to_date, string_to_timestamp
+from varlake.semantics.numbers import float32_of_fraction, to_float32
+from varlake.semantics.types import SparkType
+from varlake.semantics.zones import zone_of
+from varlake.variant.cast import OutOfPythonRange, TypeParseError, parse_type
 from varlake.variant.functions import (
     cast_to_variant,
     is_variant_null,

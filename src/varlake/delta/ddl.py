@@ -1,16 +1,15 @@
-"""Table schemas from Spark DDL text (parsed with sqlglot) or Arrow schemas.
+"""Table schemas from Spark DDL text or Arrow schemas.
 
-``"id bigint, v variant, s struct<a: int>"`` becomes a Delta ``StructType``. Arrow
-has no Variant type, so in an Arrow schema a struct of exactly ``metadata`` and
-``value`` binaries is taken as a Variant column (the unshredded Arrow form varlake
-reads and writes).
+``"id bigint, v variant, s struct<a: int>"`` becomes a Delta ``StructType``; the text is
+parsed by ``varlake.semantics.types`` (Spark's type grammar, shared with the shredding DDL
+and ``variant_get``). Arrow has no Variant type, so in an Arrow schema a struct of exactly
+``metadata`` and ``value`` binaries is taken as a Variant column (the unshredded Arrow
+form varlake reads and writes).
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
-import sqlglot
-from sqlglot import exp
 
 from varlake.delta.schema import (
     ArrayType,
@@ -22,62 +21,38 @@ from varlake.delta.schema import (
     VariantType,
     from_arrow_type,
 )
-from varlake.errors import SchemaParseError
-
-_SIMPLE = {
-    "BIGINT": "long", "INT": "integer", "SMALLINT": "short", "TINYINT": "byte", "FLOAT": "float",
-    "DOUBLE": "double", "BOOLEAN": "boolean", "BINARY": "binary", "VARBINARY": "binary", "DATE": "date",
-    "TEXT": "string", "VARCHAR": "string", "CHAR": "string", "NCHAR": "string", "NVARCHAR": "string",
-    "TIMESTAMP": "timestamp", "TIMESTAMPLTZ": "timestamp", "TIMESTAMPTZ": "timestamp",
-    "TIMESTAMPNTZ": "timestamp_ntz", "DATETIME": "timestamp_ntz",
-}
+from varlake.errors import InvalidTypeStringError, SchemaParseError
+from varlake.semantics.types import DELTA_NAMES, Field, SparkType, parse_columns
 
 
-def _convert(dt: exp.DataType, where: str) -> DataType:
-    name = dt.this.name if hasattr(dt.this, "name") else str(dt.this)
-    if name == "VARIANT":
+def _convert(t: SparkType, where: str) -> DataType:
+    if t.name == "variant":
         return VariantType()
-    if name in _SIMPLE:
-        return PrimitiveType(_SIMPLE[name])
-    if name == "DECIMAL":
-        params = [int(p.this.this) if isinstance(p.this, exp.Literal) else int(p.name) for p in dt.expressions]
-        precision, scale = (params + [10, 0])[:2] if params else (10, 0)
-        if len(params) == 1:
-            scale = 0
-        return PrimitiveType(f"decimal({precision},{scale})")
-    if name == "ARRAY":
-        return ArrayType(_convert(dt.expressions[0], where))
-    if name == "MAP":
-        return MapType(_convert(dt.expressions[0], where), _convert(dt.expressions[1], where))
-    if name == "STRUCT":
-        fields = []
-        for col in dt.expressions:
-            kind = col.args.get("kind")
-            if kind is None:
-                raise SchemaParseError(f"struct field {col.sql()!r} has no type in {where!r}")
-            fields.append(StructField(col.name, _convert(kind, where)))
-        return StructType(tuple(fields))
-    raise SchemaParseError(f"unsupported type {dt.sql('spark')!r} in schema {where!r}")
+    if t.name == "decimal":
+        return PrimitiveType(f"decimal({t.precision},{t.scale})")
+    if t.name == "array":
+        return ArrayType(_convert(t.element, where))  # type: ignore[arg-type]
+    if t.name == "map":
+        return MapType(_convert(t.key, where), _convert(t.element, where))  # type: ignore[arg-type]
+    if t.name == "struct":
+        return StructType(tuple(_field(f, where) for f in t.fields))
+    name = DELTA_NAMES.get(t.name)
+    if name is None:
+        raise SchemaParseError(f"type {t.simple} cannot be a Delta column type in schema {where!r}")
+    return PrimitiveType(name)
+
+
+def _field(f: Field, where: str) -> StructField:
+    return StructField(f.name, _convert(f.type, where), nullable=f.nullable)
 
 
 def parse_ddl(text: str) -> StructType:
     """A table schema from Spark DDL column definitions (``"id bigint, v variant"``)."""
     try:
-        tree = sqlglot.parse_one(f"CREATE TABLE t ({text})", read="spark")
-    except sqlglot.errors.ParseError as exc:
+        columns = parse_columns(text)
+    except InvalidTypeStringError as exc:
         raise SchemaParseError(f"cannot parse schema {text!r}: {exc}") from None
-    columns = list(tree.find_all(exp.ColumnDef))
-    top = [c for c in columns if isinstance(c.parent, exp.Schema)]
-    if not top:
-        raise SchemaParseError(f"schema {text!r} defines no columns")
-    fields = []
-    for col in top:
-        kind = col.args.get("kind")
-        if kind is None:
-            raise SchemaParseError(f"column {col.name!r} has no type in {text!r}")
-        not_null = any(isinstance(c.kind, exp.NotNullColumnConstraint) for c in col.constraints)
-        fields.append(StructField(col.name, _convert(kind, text), nullable=not not_null))
-    return StructType(tuple(fields))
+    return StructType(tuple(_field(c, text) for c in columns))
 
 
 def is_variant_arrow_type(t: pa.DataType) -> bool:

@@ -3,51 +3,60 @@
 Used to coerce literals when binding (``ts >= '2024-01-01'``) and by the row evaluator
 for ``CAST``.  Values are Python natives: int, Decimal, float, str, bool, bytes, date,
 datetime (aware UTC for ``timestamp``, naive for ``timestamp_ntz``).  Semantics follow
-Spark's ANSI mode; a value that does not convert raises ExpressionEvaluationError.
+Spark's ANSI mode, with every rule (string grammars, Java number text, date/timestamp
+text, zones) from ``varlake.semantics``, the same code the Variant codec casts with; a
+value that does not convert raises ExpressionEvaluationError.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-import re
-import struct
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from functools import lru_cache
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from varlake.errors import ExpressionEvaluationError, ExpressionTypeError
+from varlake.errors import ExpressionEvaluationError, ExpressionTimeZoneError, ExpressionTypeError, InvalidTimeZoneError
 from varlake.expr.types import INTEGRAL_TYPES, decimal_params, is_integral, is_numeric
+from varlake.semantics.calendar import MICROS_PER_DAY, days_of_date, micros_of_datetime
+from varlake.semantics.datetime_text import (
+    format_date,
+    format_timestamp,
+    parse_timestamp_string,
+    string_to_date,
+    string_to_timestamp,
+    string_to_timestamp_ntz,
+    timestamp_text,
+)
+from varlake.semantics.numbers import (
+    decimal_parts,
+    decimal_plain_text,
+    decimal_to_integral,
+    float32_of_fraction,
+    fractional_to_integral,
+    java_double,
+    java_float,
+    to_float32,
+)
+from varlake.semantics.string_casts import decimal_fit, parse_decimal, parse_double, parse_integer, string_to_boolean
+from varlake.semantics.zones import instant_to_local, local_to_instant, resolve_zone
 
 UTC = dt.timezone.utc
 _EPOCH_DATE = dt.date(1970, 1, 1)
-_TRUE_STRINGS = frozenset({"true", "t", "yes", "y", "1"})
-_FALSE_STRINGS = frozenset({"false", "f", "no", "n", "0"})
-_INTEGER_RE = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
-_DECIMAL_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_DATE_RE = re.compile(r"^\s*([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[ T].*)?\s*$")
-_TS_RE = re.compile(
-    r"^\s*([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2}))?)?"
-    r"(?:[ T](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?)?)?"
-    r"\s*(Z|UTC|GMT|[+-]\d{1,2}(?::?\d{2})?|[A-Za-z_]+/[A-Za-z_/+-]+)?\s*$"
-)
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH_NTZ = dt.datetime(1970, 1, 1)
+
+# ``Double.toString``: the text Spark gives a DOUBLE cast to STRING (one implementation).
+java_double_text = java_double
 
 
-@lru_cache(maxsize=64)
 def zone(name: str) -> dt.tzinfo:
-    """tzinfo for a session time zone id ('UTC', 'Europe/Paris', '+02:00')."""
-    if name.upper() in ("UTC", "Z", "GMT"):
-        return UTC
-    offset = re.fullmatch(r"([+-])(\d{1,2})(?::?(\d{2}))?", name)
-    if offset:
-        sign = -1 if offset.group(1) == "-" else 1
-        delta = dt.timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3) or 0))
-        return dt.timezone(sign * delta)
+    """A session time zone resolved as Spark resolves it (``varlake.semantics.zones``);
+    refused ids raise ``ExpressionTimeZoneError``."""
     try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ExpressionTypeError(f"unknown time zone {name!r}") from exc
+        return resolve_zone(name)
+    except InvalidTimeZoneError as exc:
+        raise ExpressionTimeZoneError(str(exc)) from None
 
 
 def literal_type(value: Any) -> str:
@@ -123,16 +132,18 @@ def can_cast(source: str, target: str) -> bool:
 
 
 def cast_value(value: Any, source: str, target: str, tz: str = "UTC") -> Any:
-    """Spark ANSI ``CAST(value AS target)``; None stays None; failures raise ExpressionEvaluationError."""
+    """Spark ANSI ``CAST(value AS target)``; None stays None; failures raise ExpressionEvaluationError
+    (an unknown session zone ``tz`` raises InvalidTimeZoneError)."""
     if value is None:
         return None
+    tzinfo = zone(tz)
     try:
-        return _cast(value, source, target, tz)
+        return _cast(value, source, target, tzinfo)
     except (ValueError, ArithmeticError, InvalidOperation, TypeError) as exc:
         raise ExpressionEvaluationError(f"cannot cast {value!r} from {source} to {target}: {exc}") from exc
 
 
-def _cast(value: Any, source: str, target: str, tz: str) -> Any:
+def _cast(value: Any, source: str, target: str, tz: dt.tzinfo) -> Any:
     if source == target:
         return value
     if is_integral(target):
@@ -140,9 +151,10 @@ def _cast(value: Any, source: str, target: str, tz: str) -> Any:
     params = decimal_params(target)
     if params is not None:
         return _to_decimal(value, source, *params)
-    if target in ("double", "float"):
-        number = _to_double(value, source)
-        return _round_float32(number) if target == "float" else number
+    if target == "double":
+        return _to_double(value, source)
+    if target == "float":
+        return _to_float(value, source)
     if target == "string":
         return _to_string(value, source, tz)
     if target == "boolean":
@@ -158,42 +170,41 @@ def _cast(value: Any, source: str, target: str, tz: str) -> Any:
 
 def _to_integral(value: Any, source: str, target: str) -> int:
     low, high = INTEGRAL_TYPES[target]
+    number: int | None
     if source == "boolean":
         number = int(bool(value))
     elif source == "string":
-        text = str(value).strip()
-        if not _INTEGER_RE.fullmatch(text):
+        number = parse_integer(str(value))
+        if number is None:
             raise ValueError("not an integer")
-        number = int(Decimal(text))
     elif isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError("not finite")
-        number = math.trunc(value)
+        number = fractional_to_integral(value, low, high)
+    elif isinstance(value, Decimal):
+        number = decimal_to_integral(*decimal_parts(value), low, high)
     else:
-        number = math.trunc(value)
-    if not low <= number <= high:
-        raise OverflowError(f"{number} out of range for {target}")
+        number = int(value)
+    if number is None or not low <= number <= high:
+        raise OverflowError(f"{value} out of range for {target}")
     return number
 
 
 def _to_decimal(value: Any, source: str, precision: int, scale: int) -> Decimal:
     if source == "boolean":
-        number = Decimal(int(bool(value)))
+        number: Decimal | None = Decimal(int(bool(value)))
     elif source == "string":
-        text = str(value).strip()
-        if not _DECIMAL_RE.fullmatch(text):
+        number = parse_decimal(str(value))
+        if number is None:
             raise ValueError("not a number")
-        number = Decimal(text)
     elif isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError("not finite")
-        number = Decimal(repr(value))
+        number = Decimal(java_double(value))
     else:
         number = Decimal(value)
     if not number.is_finite():
         raise ValueError("not finite")
-    result = number.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
-    if abs(result) >= Decimal(10) ** (precision - scale):
+    result = decimal_fit(number, precision, scale)
+    if result is None:
         raise OverflowError(f"{number} does not fit decimal({precision},{scale})")
     return result
 
@@ -202,122 +213,112 @@ def _to_double(value: Any, source: str) -> float:
     if source == "boolean":
         return 1.0 if value else 0.0
     if source == "string":
-        text = str(value).strip()
-        special = {"nan": math.nan, "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf,
-                   "inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
-        lowered = text.lower()
-        if lowered in special:
-            return special[lowered]
-        if not _DECIMAL_RE.fullmatch(text.rstrip("dDfF")):
+        number = parse_double(str(value), False)
+        if number is None:
             raise ValueError("not a number")
-        return float(text.rstrip("dDfF"))
+        return number
     return float(value)
 
 
-def _round_float32(number: float) -> float:
-    try:
-        return float(struct.unpack("<f", struct.pack("<f", number))[0])
-    except OverflowError:
-        return math.copysign(math.inf, number)
+def _to_float(value: Any, source: str) -> float:
+    """A FLOAT value (a Python float holding a float32) rounded once from the exact source."""
+    if source == "boolean":
+        return 1.0 if value else 0.0
+    if source == "string":
+        number = parse_double(str(value), True)
+        if number is None:
+            raise ValueError("not a number")
+        return number
+    if isinstance(value, float):
+        return to_float32(value)
+    if isinstance(value, (int, Decimal)):
+        return float32_of_fraction(Fraction(value))
+    return to_float32(float(value))
 
 
 def _to_boolean(value: Any, source: str) -> bool:
     if source == "string":
-        text = str(value).strip().lower()
-        if text in _TRUE_STRINGS:
-            return True
-        if text in _FALSE_STRINGS:
-            return False
-        raise ValueError("not a boolean")
+        result = string_to_boolean(str(value))
+        if result is None:
+            raise ValueError("not a boolean")
+        return result
     return bool(value)
 
 
-def _to_string(value: Any, source: str, tz: str) -> str:
+def _to_string(value: Any, source: str, tz: dt.tzinfo) -> str:
     if source == "boolean":
         return "true" if value else "false"
-    if source in ("double", "float"):
-        return java_double_text(float(value))
+    if source == "double":
+        return java_double(float(value))
+    if source == "float":
+        return java_float(float(value))
     if isinstance(value, Decimal):
-        return format(value, "f")
+        return decimal_plain_text(value)
     if source == "binary":
         return bytes(value).decode("utf-8", errors="replace")
     if source == "timestamp":
-        return _timestamp_text(value.astimezone(zone(tz)).replace(tzinfo=None))
+        return timestamp_text(micros_of_datetime(_aware(value)), tz)
     if source == "timestamp_ntz":
-        return _timestamp_text(value)
+        return format_timestamp(micros_of_datetime(value.replace(tzinfo=None)))
     if source == "date":
-        return value.isoformat()
+        return format_date(days_of_date(value))
     return str(value)
 
 
-def _timestamp_text(value: dt.datetime) -> str:
-    text = value.strftime("%Y-%m-%d %H:%M:%S")
-    if value.microsecond:
-        text += ("." + f"{value.microsecond:06d}").rstrip("0")
-    return text
+def _aware(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def java_double_text(number: float) -> str:
-    """``Double.toString`` spelling, which Spark uses for double -> string casts."""
-    if math.isnan(number):
-        return "NaN"
-    if math.isinf(number):
-        return "Infinity" if number > 0 else "-Infinity"
-    if number == 0:
-        return "-0.0" if math.copysign(1.0, number) < 0 else "0.0"
-    if 1e-3 <= abs(number) < 1e7:
-        text = repr(number)
-        return text if "." in text else text + ".0"
-    sign, digits, exponent = Decimal(repr(number)).as_tuple()
-    mantissa = "".join(map(str, digits)).rstrip("0") or "0"
-    power = len(digits) + int(exponent) - 1
-    body = mantissa[0] + "." + (mantissa[1:] or "0")
-    return ("-" if sign else "") + f"{body}E{power}"
+def _instant(micros: int) -> dt.datetime:
+    return _EPOCH_UTC + dt.timedelta(microseconds=micros)
 
 
-def _to_date(value: Any, source: str, tz: str) -> dt.date:
+def _wall(micros: int) -> dt.datetime:
+    return _EPOCH_NTZ + dt.timedelta(microseconds=micros)
+
+
+def _to_date(value: Any, source: str, tz: dt.tzinfo) -> dt.date:
     if source == "string":
         return parse_date(str(value))
     if source == "timestamp":
-        return value.astimezone(zone(tz)).date()
+        local = instant_to_local(micros_of_datetime(_aware(value)), tz)
+        return _EPOCH_DATE + dt.timedelta(days=local // MICROS_PER_DAY)
     return value.date()
 
 
-def _to_timestamp(value: Any, source: str, target: str, tz: str) -> dt.datetime:
+def _to_timestamp(value: Any, source: str, target: str, tz: dt.tzinfo) -> dt.datetime:
+    ntz = target == "timestamp_ntz"
     if source == "string":
-        return parse_timestamp(str(value), tz, ntz=target == "timestamp_ntz")
+        micros = string_to_timestamp_ntz(str(value)) if ntz else string_to_timestamp(str(value), tz)
+        if micros is None:
+            raise ValueError(f"{value!r} is not a timestamp")
+        return _wall(micros) if ntz else _instant(micros)
     if source == "date":
-        naive = dt.datetime(value.year, value.month, value.day)
-        return naive if target == "timestamp_ntz" else naive.replace(tzinfo=zone(tz)).astimezone(UTC)
-    if target == "timestamp_ntz":  # from timestamp: wall clock in the session zone
-        return value.astimezone(zone(tz)).replace(tzinfo=None)
-    return value.replace(tzinfo=zone(tz)).astimezone(UTC)  # from timestamp_ntz
+        local = days_of_date(value) * MICROS_PER_DAY
+        return _wall(local) if ntz else _instant(local_to_instant(local, tz))
+    if ntz:  # from timestamp: wall clock in the session zone
+        return _wall(instant_to_local(micros_of_datetime(_aware(value)), tz))
+    return _instant(local_to_instant(micros_of_datetime(value.replace(tzinfo=None)), tz))  # from timestamp_ntz
 
 
 def parse_date(text: str) -> dt.date:
-    """Spark string -> date: ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``, optional trailing time."""
-    match = _DATE_RE.match(text)
-    if not match:
+    """Spark string -> date (``DateTimeUtils.stringToDate``); ValueError where Spark's cast fails."""
+    days = string_to_date(text)
+    if days is None:
         raise ValueError(f"{text!r} is not a date")
-    year, month, day = match.group(1), match.group(2) or 1, match.group(3) or 1
-    return dt.date(int(year), int(month), int(day))
+    return _EPOCH_DATE + dt.timedelta(days=days)
 
 
 def timestamp_has_zone(text: str) -> bool:
     """Whether timestamp text names its zone (then its instant does not depend on the session)."""
-    match = _TS_RE.match(text)
-    return bool(match and match.group(8))
+    parts = parse_timestamp_string(text)
+    return parts is not None and parts.zone is not None
 
 
 def parse_timestamp(text: str, tz: str = "UTC", ntz: bool = False) -> dt.datetime:
-    """Spark string -> timestamp (aware, UTC) or timestamp_ntz (naive); zone-less text uses ``tz``."""
-    match = _TS_RE.match(text)
-    if not match:
+    """Spark string -> timestamp (aware, UTC) or timestamp_ntz (naive); zone-less text uses ``tz``.
+    ValueError where Spark's cast fails."""
+    micros = string_to_timestamp_ntz(text) if ntz else string_to_timestamp(text, zone(tz))
+    if micros is None:
         raise ValueError(f"{text!r} is not a timestamp")
-    year, month, day, hour, minute, second, fraction, zone_text = match.groups()
-    micros = int((fraction or "").ljust(6, "0")[:6] or 0)
-    naive = dt.datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
-                        int(second or 0), micros)
-    if ntz:
-        return naive
-    return naive.replace(tzinfo=zone(zone_text or tz)).astimezone(UTC)
+    return _wall(micros) if ntz else _instant(micros)

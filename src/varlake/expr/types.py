@@ -8,12 +8,13 @@ each other), which is what decides whether min/max statistics can prune a predic
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from varlake.errors import ExpressionTypeError
+from varlake.errors import ExpressionTypeError, InvalidTypeStringError
+from varlake.semantics.numbers import INTEGRAL_RANGES
+from varlake.semantics.types import DELTA_NAMES, SparkType, parse_type
 
 ColumnPath = tuple[str, ...]
 
@@ -34,68 +35,46 @@ class TypeFamily(StrEnum):
     UUID = "uuid"
 
 
-INTEGRAL_TYPES: Mapping[str, tuple[int, int]] = {
-    "byte": (-(2**7), 2**7 - 1),
-    "short": (-(2**15), 2**15 - 1),
-    "integer": (-(2**31), 2**31 - 1),
-    "long": (-(2**63), 2**63 - 1),
-}
+# Delta's names of the integral types and their ranges.
+INTEGRAL_TYPES: Mapping[str, tuple[int, int]] = {DELTA_NAMES[n]: r for n, r in INTEGRAL_RANGES.items()}
 
-_ALIASES: Mapping[str, str] = {
-    "tinyint": "byte",
-    "byte": "byte",
-    "smallint": "short",
-    "short": "short",
-    "int": "integer",
-    "integer": "integer",
-    "bigint": "long",
-    "long": "long",
-    "float": "float",
-    "real": "float",
-    "double": "double",
-    "string": "string",
+# Spellings sqlglot gives types that are not Spark's own (``TEXT``, ``TIMESTAMPNTZ``...).
+_SQLGLOT_SPELLINGS: Mapping[str, str] = {
     "text": "string",
     "varchar": "string",
     "char": "string",
-    "boolean": "boolean",
-    "bool": "boolean",
-    "date": "date",
-    "timestamp": "timestamp",
-    "timestamp_ltz": "timestamp",
     "timestamptz": "timestamp",
-    "timestamp_ntz": "timestamp_ntz",
     "timestampntz": "timestamp_ntz",
-    "binary": "binary",
-    "variant": "variant",
-    "time": "time",
-    "struct": "struct",
+    "void": "void",
+    "struct": "struct",  # Delta schema JSON names nested types by their kind
     "array": "array",
     "map": "map",
-    "void": "void",
 }
 
-_DECIMAL = re.compile(r"^(?:decimal|dec|numeric)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?$")
-_SIZED_STRING = re.compile(r"^(?:varchar|char)\s*\(\s*\d+\s*\)$")
+
+def delta_type_name(t: SparkType) -> str:
+    """Delta's canonical spelling of a parsed Spark type (``bigint`` -> ``long``); nested
+    types are named by their kind only (``struct``, ``array``, ``map``)."""
+    if t.name == "decimal":
+        return f"decimal({t.precision},{t.scale})"
+    if t.name in ("struct", "array", "map", "variant", "time"):
+        return t.name
+    return DELTA_NAMES.get(t.name, t.name)
 
 
 def normalize_type(name: str) -> str:
     """Canonical Delta spelling of a SQL/Delta type name (``BIGINT`` -> ``long``)."""
-    text = name.strip().lower()
-    if text in _ALIASES:
-        return _ALIASES[text]
-    match = _DECIMAL.match(text)
-    if match:
-        precision = int(match.group(1) or 10)
-        scale = int(match.group(2) or 0)
-        if not 1 <= precision <= 38 or scale > precision:
-            raise ExpressionTypeError(f"invalid decimal type {name!r}: precision 1..38, scale <= precision")
-        return f"decimal({precision},{scale})"
-    if _SIZED_STRING.match(text):
-        return "string"
-    for prefix in ("struct<", "array<", "map<"):
-        if text.startswith(prefix):
-            return prefix[:-1]
-    raise ExpressionTypeError(f"unsupported type {name!r}")
+    text = name.strip()
+    low = text.lower()
+    if low in _SQLGLOT_SPELLINGS:
+        return _SQLGLOT_SPELLINGS[low]
+    try:
+        return delta_type_name(parse_type(text))
+    except InvalidTypeStringError as exc:
+        for prefix in ("struct<", "array<", "map<"):
+            if low.startswith(prefix):
+                return prefix[:-1]
+        raise ExpressionTypeError(f"unsupported type {name!r}: {exc}") from None
 
 
 def decimal_params(type_name: str) -> tuple[int, int] | None:

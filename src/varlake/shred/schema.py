@@ -4,25 +4,23 @@ A schema is the Arrow type of the *logical* typed value, e.g.
 ``struct<a: int64, b: struct<c: string>, tags: list<string>>``: a struct shreds an
 object's fields, a list shreds an array's elements, anything else is a typed leaf.
 From it follow the Spark DDL text (``a bigint, b struct<c: string>, tags
-array<string>``) and the *physical* Arrow type that is written to Parquet, with a
+array<string>``, parsed by ``varlake.semantics.types``) and the *physical* Arrow type that is written to Parquet, with a
 ``{value, typed_value}`` pair at every level as VariantShredding.md prescribes.
 
 Leaf types are exactly the spec's shredded value types. Three have no Spark SQL
 type and use varlake names in DDL: ``uuid`` (FIXED_LEN_BYTE_ARRAY(16) UUID),
-``timestamp_ns`` and ``timestamp_ntz_ns`` (TIMESTAMP(NANOS)). The DDL parser is
-hand-written rather than sqlglot's because sqlglot's Spark dialect turns ``time``
-into ``timestamp`` and does not know those three names.
+``timestamp_ns`` and ``timestamp_ntz_ns`` (TIMESTAMP(NANOS)).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
 
-from varlake.errors import ShreddingSchemaError
+from varlake.errors import InvalidTypeStringError, ShreddingSchemaError
+from varlake.semantics.types import SparkType, parse_ddl, quote_identifier
 
 UUID_TYPE = pa.uuid()
 TIMESTAMP_UTC = pa.timestamp("us", tz="UTC")
@@ -52,28 +50,26 @@ _LEAF_DDL: dict[pa.DataType, str] = {
     UUID_TYPE: "uuid",
 }
 
-_DDL_NAMES: dict[str, pa.DataType] = {
+# Arrow types of the canonical Spark type names (``varlake.semantics.types``), plus the
+# three leaf names only shredding DDL knows.
+_EXTRA_NAMES = ("uuid", "timestamp_ns", "timestamp_ntz_ns")
+_ARROW_OF: dict[str, pa.DataType] = {
     "boolean": pa.bool_(),
-    "bool": pa.bool_(),
     "tinyint": pa.int8(),
-    "byte": pa.int8(),
     "smallint": pa.int16(),
-    "short": pa.int16(),
     "int": pa.int32(),
-    "integer": pa.int32(),
     "bigint": pa.int64(),
-    "long": pa.int64(),
     "float": pa.float32(),
-    "real": pa.float32(),
     "double": pa.float64(),
     "date": pa.date32(),
     "timestamp": TIMESTAMP_UTC,
-    "timestamp_ltz": TIMESTAMP_UTC,
     "timestamp_ntz": TIMESTAMP_NTZ,
     "timestamp_ns": TIMESTAMP_NS_UTC,
     "timestamp_ntz_ns": TIMESTAMP_NS_NTZ,
     "binary": pa.binary(),
     "string": pa.string(),
+    "char": pa.string(),
+    "varchar": pa.string(),
     "uuid": UUID_TYPE,
 }
 
@@ -266,20 +262,10 @@ def _leaves(t: pa.DataType, prefix: tuple[str | None, ...]) -> Iterator[tuple[tu
 
 # --- Spark DDL out ------------------------------------------------------------------------------
 
-_SIMPLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-def quote_name(name: str) -> str:
-    """A field name as Spark DDL writes it: bare when simple, else in backticks."""
-    if _SIMPLE_NAME.match(name):
-        return name
-    return "`" + name.replace("`", "``") + "`"
-
-
 def type_ddl(t: pa.DataType) -> str:
     """Spark DDL of one (normalized) type, e.g. ``struct<a: bigint>``."""
     if pa.types.is_struct(t):
-        return "struct<" + ", ".join(f"{quote_name(t.field(i).name)}: {type_ddl(t.field(i).type)}" for i in range(t.num_fields)) + ">"
+        return "struct<" + ", ".join(f"{quote_identifier(t.field(i).name)}: {type_ddl(t.field(i).type)}" for i in range(t.num_fields)) + ">"
     if pa.types.is_list(t):
         return f"array<{type_ddl(t.value_type)}>"
     if pa.types.is_decimal(t):
@@ -294,174 +280,39 @@ def to_ddl(t: pa.DataType) -> str:
     """Column-list DDL for an object schema (``a bigint, b string``), else the type's DDL."""
     t = normalize(t)
     if pa.types.is_struct(t):
-        return ", ".join(f"{quote_name(t.field(i).name)} {type_ddl(t.field(i).type)}" for i in range(t.num_fields))
+        return ", ".join(f"{quote_identifier(t.field(i).name)} {type_ddl(t.field(i).type)}" for i in range(t.num_fields))
     return type_ddl(t)
 
 
 # --- Spark DDL in --------------------------------------------------------------------------------
 
-_TOKEN = re.compile(
-    r"\s*(?:(?P<quoted>`(?:[^`]|``)*`)|(?P<string>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
-    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<number>\d+)|(?P<punct>[<>(),:]))"
-)
-
-
-@dataclass(frozen=True)
-class _Tok:
-    kind: str
-    text: str
-    pos: int
-
-
-def _tokenize(text: str) -> list[_Tok]:
-    out = []
-    i = 0
-    n = len(text)
-    while True:
-        while i < n and text[i].isspace():
-            i += 1
-        if i >= n:
-            return out
-        m = _TOKEN.match(text, i)
-        if not m:
-            raise ShreddingSchemaError(f"unexpected {text[i]!r} at character {i} of DDL {text!r}")
-        kind = m.lastgroup or ""
-        value = m.group(kind)
-        if kind == "quoted":
-            value = value[1:-1].replace("``", "`")
-        out.append(_Tok(kind, value, m.start(kind)))
-        i = m.end()
-
-
-class _DdlParser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.toks = _tokenize(text)
-        self.i = 0
-
-    def fail(self, message: str) -> ShreddingSchemaError:
-        at = self.toks[self.i].pos if self.i < len(self.toks) else len(self.text)
-        return ShreddingSchemaError(f"{message} at character {at} of DDL {self.text!r}")
-
-    def peek(self, k: int = 0) -> _Tok | None:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else None
-
-    def accept(self, punct: str) -> bool:
-        t = self.peek()
-        if t is not None and t.kind == "punct" and t.text == punct:
-            self.i += 1
-            return True
-        return False
-
-    def expect(self, punct: str) -> None:
-        if not self.accept(punct):
-            raise self.fail(f"expected {punct!r}")
-
-    def number(self) -> int:
-        t = self.peek()
-        if t is None or t.kind != "number":
-            raise self.fail("expected a number")
-        self.i += 1
-        return int(t.text)
-
-    def name(self) -> str:
-        t = self.peek()
-        if t is None or t.kind not in ("word", "quoted"):
-            raise self.fail("expected a field name")
-        self.i += 1
-        return t.text
-
-    def type(self) -> pa.DataType:
-        t = self.peek()
-        if t is None or t.kind != "word":
-            raise self.fail("expected a type")
-        self.i += 1
-        word = t.text.lower()
-        if word == "struct":
-            self.expect("<")
-            fields = self.fields(closing=">")
-            self.expect(">")
-            return pa.struct(fields)
-        if word == "array":
-            self.expect("<")
-            elem = self.type()
-            self.expect(">")
-            return pa.list_(elem)
-        if word == "map":
-            raise self.fail("maps cannot be shredded (Variant objects shred as struct)")
-        if word in ("decimal", "dec", "numeric"):
-            precision, scale = 10, 0
-            if self.accept("("):
-                precision = self.number()
-                if self.accept(","):
-                    scale = self.number()
-                self.expect(")")
-            if not 1 <= precision <= MAX_DECIMAL_PRECISION or scale > precision:
-                raise self.fail(f"decimal({precision},{scale}) is outside decimal(1..38, 0..precision)")
-            return pa.decimal128(precision, scale)
-        if word in ("varchar", "char"):
-            self.expect("(")
-            self.number()
-            self.expect(")")
-            return pa.string()
-        if word == "time":
-            if self.accept("("):
-                if self.number() != 6:
-                    raise self.fail("Variant time has microsecond precision: use time or time(6)")
-                self.expect(")")
-            return TIME_US
-        found = _DDL_NAMES.get(word)
-        if found is None:
-            raise self.fail(f"unknown or unshreddable type {t.text!r}")
-        return found
-
-    def fields(self, closing: str | None) -> list[pa.Field]:
-        out: list[pa.Field] = []
-        nxt = self.peek()
-        if nxt is None or (closing and nxt.kind == "punct" and nxt.text == closing):
-            raise self.fail("a struct needs at least one field")
-        while True:
-            name = self.name()
-            self.accept(":")
-            typ = self.type()
-            self._field_options()
-            out.append(pa.field(name, typ))
-            if not self.accept(","):
-                return out
-
-    def _field_options(self) -> None:
-        """Skip ``NOT NULL`` and ``COMMENT '...'``: they mean nothing for shredding."""
-        while True:
-            t = self.peek()
-            if t is None or t.kind != "word":
-                return
-            word = t.text.lower()
-            if word == "not" and (n := self.peek(1)) is not None and n.text.lower() == "null":
-                self.i += 2
-            elif word == "comment" and (n := self.peek(1)) is not None and n.kind == "string":
-                self.i += 2
-            else:
-                return
-
-    def top(self) -> pa.DataType:
-        if not self.toks:
-            raise self.fail("empty DDL")
-        start = self.i
-        try:
-            t = self.type()
-            if self.peek() is None:
-                return t
-        except ShreddingSchemaError:
-            pass
-        self.i = start
-        fields = self.fields(closing=None)
-        if self.peek() is not None:
-            raise self.fail(f"unexpected {self.peek().text!r}")  # type: ignore[union-attr]
-        return pa.struct(fields)
+def _arrow_type(t: SparkType, text: str) -> pa.DataType:
+    """The Arrow type of a parsed shredding type; what cannot be shredded is refused."""
+    if t.name == "struct":
+        if not t.fields:
+            raise ShreddingSchemaError(f"a struct needs at least one field in DDL {text!r}")
+        return pa.struct([pa.field(f.name, _arrow_type(f.type, text)) for f in t.fields])
+    if t.name == "array":
+        return pa.list_(_arrow_type(t.element, text))  # type: ignore[arg-type]
+    if t.name == "map":
+        raise ShreddingSchemaError(f"maps cannot be shredded (Variant objects shred as struct) in DDL {text!r}")
+    if t.name == "decimal":
+        return pa.decimal128(t.precision, t.scale)
+    if t.name == "time":
+        if t.precision != 6:
+            raise ShreddingSchemaError(f"Variant time has microsecond precision: use time or time(6), not {t.simple}, in DDL {text!r}")
+        return TIME_US
+    found = _ARROW_OF.get(t.name)
+    if found is None:
+        raise ShreddingSchemaError(f"type {t.simple} cannot be shredded in DDL {text!r}")
+    return found
 
 
 def from_ddl(text: str) -> pa.DataType:
     """The normalized Arrow type of Spark DDL: ``a bigint, b struct<c: string>``, a
     ``struct<...>`` or a single type such as ``array<string>``."""
-    return normalize(_DdlParser(text).top())
+    try:
+        parsed = parse_ddl(text, _EXTRA_NAMES)
+    except InvalidTypeStringError as exc:
+        raise ShreddingSchemaError(f"shredding DDL: {exc}") from None
+    return normalize(_arrow_type(parsed, text))

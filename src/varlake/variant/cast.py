@@ -2,12 +2,10 @@
 
 Spark casts a Variant scalar by wrapping it in a typed literal (int8..int64 become BIGINT,
 decimals lose trailing zeros) and running its ``Cast`` in TRY mode; a NULL result is an
-invalid cast. So every rule here is one of Spark's ANSI cast rules, re-derived in Python
-and checked cell by cell against Spark in ``tests/test_spark_oracle_functions.py``:
-strings are trimmed and parsed with Spark's own grammars (``UTF8String.toLong``, Java's
-``Double.parseDouble`` and ``BigDecimal``, ``DateTimeUtils.stringToTimestamp``), fractions
-truncate towards zero into integers, decimals round half-up, overflow fails, and time
-zones follow ``java.time.ZoneId``.
+invalid cast. So every rule here is one of Spark's ANSI cast rules, taken from
+``varlake.semantics`` (string grammars, Java number text, zones, calendar) and checked cell
+by cell against Spark in ``tests/variant/test_spark_oracle_functions.py``: fractions
+truncate towards zero into integers, decimals round half-up, overflow fails.
 
 Everything works on integers (epoch days, epoch microseconds, unscaled decimals) so that
 values outside Python's ``datetime`` range still convert; only the final Python value
@@ -19,412 +17,81 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import math
-import re
 import struct
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
-from zoneinfo import ZoneInfo
 
-from varlake.errors import VariantCastError, VariantError
+from varlake.errors import InvalidTypeStringError, VariantCastError, VariantError
+from varlake.semantics.calendar import (
+    EPOCH_ORDINAL,
+    INT64_MAX,
+    INT64_MIN,
+    MICROS_PER_DAY,
+    MICROS_PER_SECOND,
+    micros_of_datetime,
+)
+from varlake.semantics.datetime_text import (
+    format_date,
+    format_timestamp,
+    string_to_date,
+    string_to_time,
+    string_to_timestamp,
+    string_to_timestamp_ntz,
+)
+from varlake.semantics.numbers import (
+    INTEGRAL_RANGES,
+    decimal_text,
+    decimal_to_integral,
+    float32_of_fraction,
+    fractional_to_integral,
+    java_double,
+    java_float,
+    to_float32,
+)
+from varlake.semantics.string_casts import decimal_fit, parse_decimal, parse_double, parse_integer, string_to_boolean
+from varlake.semantics.types import SparkType, walk_types
+from varlake.semantics.types import parse_type as parse_spark_type
+from varlake.semantics.zones import instant_to_local, local_to_instant
 from varlake.variant import decoder as dec
 from varlake.variant.constants import int_size
 from varlake.variant.encoder import MetadataBuilder, encode_array
-from varlake.variant.json_render import format_date, java_double, java_float, to_json
+from varlake.variant.json_render import to_json
 from varlake.variant.value import Variant
 
-# --- Spark SQL types ---------------------------------------------------------------------
-
-_ATOMIC_SQL = {
-    "boolean": "BOOLEAN",
-    "tinyint": "TINYINT",
-    "smallint": "SMALLINT",
-    "int": "INT",
-    "bigint": "BIGINT",
-    "float": "FLOAT",
-    "double": "DOUBLE",
-    "string": "STRING",
-    "binary": "BINARY",
-    "date": "DATE",
-    "timestamp": "TIMESTAMP",
-    "timestamp_ntz": "TIMESTAMP_NTZ",
-    "time": "TIME(6)",
-    "variant": "VARIANT",
-}
-_ALIASES = {
-    "boolean": "boolean",
-    "bool": "boolean",
-    "tinyint": "tinyint",
-    "byte": "tinyint",
-    "smallint": "smallint",
-    "short": "smallint",
-    "int": "int",
-    "integer": "int",
-    "bigint": "bigint",
-    "long": "bigint",
-    "float": "float",
-    "real": "float",
-    "double": "double",
-    "string": "string",
-    "binary": "binary",
-    "date": "date",
-    "timestamp": "timestamp",
-    "timestamp_ltz": "timestamp",
-    "timestamp_ntz": "timestamp_ntz",
-    "variant": "variant",
-}
-_DECIMAL_NAMES = ("decimal", "dec", "numeric")
+# --- target types ------------------------------------------------------------------------------
 
 
-class TypeParseError(VariantError):
+class TypeParseError(InvalidTypeStringError, VariantError):
     """A Spark type string does not parse or names a type Variant cannot be cast to."""
-
-
-@dataclass(frozen=True, slots=True)
-class SparkType:
-    """A Spark SQL type that ``variant_get`` can produce.
-
-    ``name`` is the canonical lower-case name (``int``, ``decimal``, ``array``, ``map``,
-    ``struct``...); ``element`` is an array's element or a map's value type.
-    """
-
-    name: str
-    precision: int = 0
-    scale: int = 0
-    element: "SparkType | None" = None
-    fields: tuple[tuple[str, "SparkType"], ...] = ()
-
-    @property
-    def sql(self) -> str:
-        """The type as Spark prints it in error messages (``DECIMAL(5,2)``, ``ARRAY<INT>``)."""
-        if self.name == "decimal":
-            return f"DECIMAL({self.precision},{self.scale})"
-        if self.name == "array":
-            assert self.element is not None
-            return f"ARRAY<{self.element.sql}>"
-        if self.name == "map":
-            assert self.element is not None
-            return f"MAP<STRING, {self.element.sql}>"
-        if self.name == "struct":
-            return "STRUCT<" + ", ".join(f"{quote_identifier(n)}: {t.sql}" for n, t in self.fields) + ">"
-        return _ATOMIC_SQL[self.name]
-
-    def __str__(self) -> str:
-        return self.sql
-
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-def quote_identifier(name: str) -> str:
-    """Spark's ``QuotingUtils.quoteIfNeeded``: back-quote names that are not plain identifiers."""
-    if _IDENTIFIER.match(name):
-        return name
-    return "`" + name.replace("`", "``") + "`"
-
-
-_TOKEN = re.compile(r"\s*(?:(`(?:[^`]|``)*`)|([A-Za-z_][A-Za-z0-9_]*)|(\d+)|('(?:[^'\\]|\\.)*')|(.))", re.S)
-
-
-class _TypeParser:
-    """Recursive descent over Spark's data type grammar (keywords are case-insensitive)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens: list[tuple[str, str]] = []
-        for m in _TOKEN.finditer(text):
-            quoted, word, number, literal, other = m.groups()
-            if quoted is not None:
-                self.tokens.append(("name", quoted[1:-1].replace("``", "`")))
-            elif word is not None:
-                self.tokens.append(("word", word))
-            elif number is not None:
-                self.tokens.append(("num", number))
-            elif literal is not None:
-                self.tokens.append(("str", literal))
-            elif other is not None and not other.isspace():
-                self.tokens.append(("sym", other))
-        self.i = 0
-
-    def fail(self, why: str) -> TypeParseError:
-        return TypeParseError(f"cannot use type {self.text!r} with variant_get: {why}")
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def take(self) -> tuple[str, str]:
-        tok = self.peek()
-        if tok is None:
-            raise self.fail("unexpected end of type")
-        self.i += 1
-        return tok
-
-    def expect(self, sym: str) -> None:
-        kind, text = self.take()
-        if kind != "sym" or text != sym:
-            raise self.fail(f"expected {sym!r}, found {text!r}")
-
-    def at(self, sym: str) -> bool:
-        tok = self.peek()
-        return tok is not None and tok[0] == "sym" and tok[1] == sym
-
-    def number(self) -> int:
-        kind, text = self.take()
-        if kind != "num":
-            raise self.fail(f"expected a number, found {text!r}")
-        return int(text)
-
-    def parse(self) -> SparkType:
-        t = self.type()
-        if self.peek() is not None:
-            raise self.fail(f"unexpected {self.peek()[1]!r}")  # type: ignore[index]
-        return t
-
-    def type(self) -> SparkType:
-        kind, word = self.take()
-        if kind != "word":
-            raise self.fail(f"expected a type name, found {word!r}")
-        low = word.lower()
-        if low == "array":
-            self.expect("<")
-            element = self.type()
-            self.expect(">")
-            return SparkType("array", element=element)
-        if low == "map":
-            self.expect("<")
-            key = self.type()
-            self.expect(",")
-            value = self.type()
-            self.expect(">")
-            if key.name != "string":
-                raise self.fail(f"map keys must be STRING to cast from VARIANT, not {key.sql}")
-            return SparkType("map", element=value)
-        if low == "struct":
-            return self.struct()
-        if low in _DECIMAL_NAMES:
-            precision, scale = 10, 0
-            if self.at("("):
-                self.take()
-                precision = self.number()
-                if self.at(","):
-                    self.take()
-                    scale = self.number()
-                self.expect(")")
-            if not 1 <= precision <= 38 or scale > precision:
-                raise self.fail(f"DECIMAL({precision},{scale}) is not a valid decimal type")
-            return SparkType("decimal", precision, scale)
-        if low == "time":
-            if self.at("("):
-                self.take()
-                p = self.number()
-                self.expect(")")
-                if p != 6:
-                    raise self.fail("only TIME(6) is supported")
-            return SparkType("time")
-        if low in ("char", "varchar"):
-            raise self.fail("CHAR/VARCHAR cannot be the target of a Variant cast; use STRING")
-        name = _ALIASES.get(low)
-        if name is None:
-            raise self.fail(f"unknown or unsupported type {word!r}")
-        return SparkType(name)
-
-    def struct(self) -> SparkType:
-        self.expect("<")
-        fields: list[tuple[str, SparkType]] = []
-        if self.at(">"):
-            self.take()
-            return SparkType("struct", fields=())
-        while True:
-            kind, name = self.take()
-            if kind not in ("word", "name"):
-                raise self.fail(f"expected a field name, found {name!r}")
-            if self.at(":"):
-                self.take()
-            t = self.type()
-            tok = self.peek()
-            if tok is not None and tok[0] == "word" and tok[1].lower() == "not":
-                self.take()
-                kind2, null = self.take()
-                if null.lower() != "null":
-                    raise self.fail("expected NULL after NOT")
-            tok = self.peek()
-            if tok is not None and tok[0] == "word" and tok[1].lower() == "comment":
-                self.take()
-                if self.take()[0] != "str":
-                    raise self.fail("expected a string after COMMENT")
-            fields.append((name, t))
-            if self.at(","):
-                self.take()
-                continue
-            self.expect(">")
-            return SparkType("struct", fields=tuple(fields))
 
 
 @functools.lru_cache(maxsize=1024)
 def parse_type(text: str) -> SparkType:
-    """Parse a Spark type string (``'int'``, ``'decimal(10,2)'``, ``'array<struct<a: int>>'``)."""
-    if not isinstance(text, str):
-        raise TypeParseError(f"type must be a string, got {type(text).__name__}")
-    return _TypeParser(text).parse()
-
-
-# --- time zones (java.time.ZoneId as Spark calls it) ----------------------------------------
-
-# java.time.ZoneId.SHORT_IDS, which Spark passes to ZoneId.of.
-SHORT_IDS = {
-    "ACT": "Australia/Darwin", "AET": "Australia/Sydney", "AGT": "America/Argentina/Buenos_Aires",
-    "ART": "Africa/Cairo", "AST": "America/Anchorage", "BET": "America/Sao_Paulo", "BST": "Asia/Dhaka",
-    "CAT": "Africa/Harare", "CNT": "America/St_Johns", "CST": "America/Chicago", "CTT": "Asia/Shanghai",
-    "EAT": "Africa/Addis_Ababa", "ECT": "Europe/Paris", "IET": "America/Indiana/Indianapolis",
-    "IST": "Asia/Kolkata", "JST": "Asia/Tokyo", "MIT": "Pacific/Apia", "NET": "Asia/Yerevan",
-    "NST": "Pacific/Auckland", "PLT": "Asia/Karachi", "PNT": "America/Phoenix", "PRT": "America/Puerto_Rico",
-    "PST": "America/Los_Angeles", "SST": "Pacific/Guadalcanal", "VST": "Asia/Ho_Chi_Minh",
-    "EST": "-05:00", "MST": "-07:00", "HST": "-10:00",
-}
-_SINGLE_HOUR = re.compile(r"([+\-])(\d):")
-_SINGLE_MINUTE = re.compile(r"([+\-])(\d\d):(\d)$")
-_OFFSET = re.compile(r"([+\-])(?:(\d{1,2})|(\d\d):?(\d\d)|(\d\d):(\d\d):(\d\d)|(\d\d)(\d\d)(\d\d))\Z")
-_REGION = re.compile(r"[A-Za-z][A-Za-z0-9~/._+\-]+\Z")
-
-
-def _offset_zone(text: str) -> _dt.tzinfo | None:
-    """``java.time.ZoneOffset.of``: ``+h``, ``+hh``, ``+hh:mm``, ``+hhmm``, ``+hh:mm:ss``, ``+hhmmss``."""
-    m = _OFFSET.match(text)
-    if not m:
-        return None
-    sign = -1 if m.group(1) == "-" else 1
-    if m.group(2) is not None:
-        h, mi, s = int(m.group(2)), 0, 0
-    elif m.group(3) is not None:
-        h, mi, s = int(m.group(3)), int(m.group(4)), 0
-    elif m.group(5) is not None:
-        h, mi, s = int(m.group(5)), int(m.group(6)), int(m.group(7))
-    else:
-        h, mi, s = int(m.group(8)), int(m.group(9)), int(m.group(10))
-    if h > 18 or mi > 59 or s > 59:
-        return None
-    total = sign * (h * 3600 + mi * 60 + s)
-    if abs(total) > 18 * 3600:
-        return None
-    return _dt.timezone(_dt.timedelta(seconds=total)) if total else _dt.timezone.utc
-
-
-@functools.lru_cache(maxsize=256)
-def zone_of(name: str) -> _dt.tzinfo | None:
-    """The time zone Spark's ``getZoneId`` resolves ``name`` to, or None if Java rejects it."""
-    text = _SINGLE_HOUR.sub(r"\g<1>0\g<2>:", name, count=1)
-    text = _SINGLE_MINUTE.sub(r"\g<1>\g<2>:0\g<3>", text, count=1)
-    text = SHORT_IDS.get(text, text)
-    if text == "Z":
-        return _dt.timezone.utc
-    if text.startswith(("+", "-")):
-        return _offset_zone(text)
-    for prefix in ("UTC", "GMT", "UT"):
-        if text == prefix:
-            return _dt.timezone.utc
-        if text.startswith(prefix) and text[len(prefix)] in "+-":
-            return _offset_zone(text[len(prefix) :])
-    if not _REGION.match(text) or text in ("localtime", "posixrules", "Factory") or text.startswith(("posix/", "right/")):
-        return None
+    """A ``variant_get`` target type (``'int'``, ``'decimal(10,2)'``, ``'array<struct<a: int>>'``):
+    Spark's type grammar, minus what a Variant cannot be cast to (map keys other than STRING,
+    CHAR/VARCHAR, TIME other than TIME(6))."""
     try:
-        return ZoneInfo(text)
-    except (ValueError, OSError, LookupError):
-        return None
+        parsed = parse_spark_type(text)
+    except InvalidTypeStringError as exc:
+        raise TypeParseError(f"cannot use type {text!r} with variant_get: {exc}") from None
+    for t in walk_types(parsed):
+        why = None
+        if t.name == "map" and t.key is not None and t.key.name != "string":
+            why = f"map keys must be STRING to cast from VARIANT, not {t.key.sql}"
+        elif t.name in ("char", "varchar"):
+            why = "CHAR/VARCHAR cannot be the target of a Variant cast; use STRING"
+        elif t.name == "time" and t.precision != 6:
+            why = "only TIME(6) is supported"
+        if why is not None:
+            raise TypeParseError(f"cannot use type {text!r} with variant_get: {why}")
+    return parsed
 
 
-def json_zone_name(zone: _dt.tzinfo) -> str:
-    """A name for ``zone`` that the JSON renderer understands (region key or ``+HH:MM``)."""
-    if isinstance(zone, ZoneInfo):
-        return zone.key
-    off = zone.utcoffset(None)
-    seconds = int(off.total_seconds()) if off is not None else 0
-    if seconds == 0:
-        return "UTC"
-    sign = "-" if seconds < 0 else "+"
-    h, rest = divmod(abs(seconds), 3600)
-    return f"{sign}{h:02d}:{rest // 60:02d}" + (f":{rest % 60:02d}" if rest % 60 else "")
+# --- Python values -------------------------------------------------------------------------------
 
-
-def session_zone(name: str) -> _dt.tzinfo:
-    """Resolve the ``zone`` argument of the public functions; unknown zones raise."""
-    zone = zone_of(name)
-    if zone is None:
-        raise VariantError(f"unknown time zone {name!r}")
-    return zone
-
-
-# --- calendar arithmetic -------------------------------------------------------------------------
-
-MICROS_PER_SECOND = 1_000_000
-MICROS_PER_DAY = 86_400_000_000
-_EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
 _EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _EPOCH_NTZ = _dt.datetime(1970, 1, 1)
-_DAYS_400Y = 146_097
-INT64_MIN = -(1 << 63)
-INT64_MAX = (1 << 63) - 1
-
-
-def days_from_civil(year: int, month: int, day: int) -> int:
-    """Epoch day of a proleptic Gregorian date (any year)."""
-    y = year - 1 if month <= 2 else year
-    era = y // 400
-    yoe = y - era * 400
-    mp = month - 3 if month > 2 else month + 9
-    doy = (153 * mp + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * _DAYS_400Y + doe - 719_468
-
-
-def _valid_date(year: int, month: int, day: int) -> bool:
-    """``java.time.LocalDate.of`` validity."""
-    if not (-999_999_999 <= year <= 999_999_999 and 1 <= month <= 12 and day >= 1):
-        return False
-    if month == 2:
-        leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-        return day <= (29 if leap else 28)
-    return day <= (30 if month in (4, 6, 9, 11) else 31)
-
-
-def _clamp_seconds(epoch_seconds: int) -> tuple[int, int]:
-    """Shift an instant by whole 400-year cycles into Python's datetime range; returns (seconds, shift)."""
-    low, high = -62_135_596_800 + 86_400 * 2, 253_402_300_799 - 86_400 * 2
-    shift = 0
-    cycle = _DAYS_400Y * 86_400
-    if epoch_seconds < low:
-        shift = -((low - epoch_seconds) // cycle + 1) * cycle
-    elif epoch_seconds > high:
-        shift = ((epoch_seconds - high) // cycle + 1) * cycle
-    return epoch_seconds - shift, shift
-
-
-def utc_offset_at(zone: _dt.tzinfo, epoch_seconds: int) -> int:
-    """Offset in seconds of ``zone`` at an instant."""
-    if isinstance(zone, _dt.timezone):
-        off = zone.utcoffset(None)
-        return int(off.total_seconds()) if off is not None else 0
-    seconds, _ = _clamp_seconds(epoch_seconds)
-    instant = _EPOCH_UTC + _dt.timedelta(seconds=seconds)
-    off = instant.astimezone(zone).utcoffset()
-    return int(off.total_seconds()) if off is not None else 0
-
-
-def local_to_instant(local_micros: int, zone: _dt.tzinfo) -> int:
-    """Epoch micros of a wall-clock time in ``zone`` (``ZonedDateTime.of``: gaps move forward,
-    overlaps take the earlier offset)."""
-    if isinstance(zone, _dt.timezone):
-        off = zone.utcoffset(None)
-        return local_micros - (int(off.total_seconds()) * MICROS_PER_SECOND if off is not None else 0)
-    seconds, shift = _clamp_seconds(local_micros // MICROS_PER_SECOND)
-    wall = (_EPOCH_NTZ + _dt.timedelta(seconds=seconds)).replace(tzinfo=zone, fold=0)
-    off = wall.utcoffset()
-    offset = int(off.total_seconds()) if off is not None else 0
-    return local_micros - offset * MICROS_PER_SECOND
-
-
-def instant_to_local(micros: int, zone: _dt.tzinfo) -> int:
-    """Wall-clock micros in ``zone`` of an instant."""
-    return micros + utc_offset_at(zone, micros // MICROS_PER_SECOND) * MICROS_PER_SECOND
 
 
 class OutOfPythonRange(VariantError):
@@ -432,7 +99,7 @@ class OutOfPythonRange(VariantError):
 
 
 def date_value(days: int) -> _dt.date:
-    ordinal = days + _EPOCH_ORDINAL
+    ordinal = days + EPOCH_ORDINAL
     if not 1 <= ordinal <= 3_652_059:
         raise OutOfPythonRange(f"date {format_date(days)} is outside the years 1-9999 Python can represent")
     return _dt.date.fromordinal(ordinal)
@@ -450,419 +117,12 @@ def timestamp_value(micros: int, aware: bool) -> _dt.datetime:
 def datetime_micros(value: _dt.datetime, zone: _dt.tzinfo, instant: bool) -> int:
     """Epoch micros of a Python datetime as TIMESTAMP (``instant``; a naive value is wall-clock
     time in ``zone``) or as TIMESTAMP_NTZ (must be naive)."""
-    wall = value.replace(tzinfo=None)
-    delta = wall - _EPOCH_NTZ
-    local = (delta.days * 86_400 + delta.seconds) * MICROS_PER_SECOND + delta.microseconds
     if value.tzinfo is not None:
         if not instant:
             raise VariantError(f"TIMESTAMP_NTZ needs a naive datetime, got {value.isoformat()}")
-        off = value.utcoffset()
-        return local - (int(off.total_seconds() * MICROS_PER_SECOND) if off is not None else 0)
+        return micros_of_datetime(value)
+    local = micros_of_datetime(value)
     return local_to_instant(local, zone) if instant else local
-
-
-# --- formatting ------------------------------------------------------------------------------------
-
-
-def format_timestamp(local_micros: int) -> str:
-    """``yyyy-MM-dd HH:mm:ss[.ffffff]`` of wall-clock micros (trailing fraction zeros dropped)."""
-    days, rest = divmod(local_micros, MICROS_PER_DAY)
-    seconds, frac = divmod(rest, MICROS_PER_SECOND)
-    text = f"{format_date(days)} {seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-    if frac:
-        text += "." + f"{frac:06d}".rstrip("0")
-    return text
-
-
-def plain_decimal(unscaled: int, scale: int) -> str:
-    """``BigDecimal.toPlainString`` of ``unscaled * 10**-scale`` (scale >= 0)."""
-    text = str(abs(unscaled))
-    if scale > 0:
-        text = text.rjust(scale + 1, "0")
-        text = text[:-scale] + "." + text[-scale:]
-    return "-" + text if unscaled < 0 else text
-
-
-# --- float32 -----------------------------------------------------------------------------------------
-
-_F32 = struct.Struct("<f")
-
-
-def to_float32(x: float) -> float:
-    """Round a double to the nearest float32 (Java's ``(float) d``; overflow gives infinity)."""
-    try:
-        return _F32.unpack(_F32.pack(x))[0]
-    except OverflowError:
-        return math.copysign(math.inf, x)
-
-
-def float32_of_fraction(value: Fraction) -> float:
-    """The float32 nearest to an exact rational (round half to even), as ``Float.parseFloat`` does."""
-    if value == 0:
-        return 0.0
-    sign = -1.0 if value < 0 else 1.0
-    a = abs(value)
-    exp = a.numerator.bit_length() - a.denominator.bit_length()
-    if Fraction(2) ** exp > a:
-        exp -= 1
-    if exp > 128:
-        return sign * math.inf
-    scale = 23 - exp if exp >= -126 else 149
-    scaled = a * (Fraction(2) ** scale)
-    m = scaled.numerator // scaled.denominator
-    rem = scaled - m
-    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and m & 1):
-        m += 1
-    result = math.ldexp(m, -scale)
-    if result >= 2.0**128:
-        return sign * math.inf
-    return sign * result
-
-
-# --- string parsing ------------------------------------------------------------------------------------
-
-
-_JAVA_BLANKS = "".join(map(chr, range(0x21)))
-_CONTROL_BLANKS = _JAVA_BLANKS + "\x7f"
-
-
-def _trim_control(text: str) -> str:
-    """``UTF8String.trimAll``: strip ASCII whitespace/control bytes (0x00-0x20 and 0x7F)."""
-    return text.strip(_CONTROL_BLANKS)
-
-
-def _trim_java(text: str) -> str:
-    """``String.trim``: strip characters <= U+0020."""
-    return text.strip(_JAVA_BLANKS)
-
-
-_INTEGER = re.compile(r"[+\-]?[0-9]+\Z")
-
-
-def parse_integer(text: str) -> int | None:
-    """``UTF8String.toLongExact`` without the range check: ``[+-]digits`` after trimming."""
-    t = _trim_control(text)
-    if not _INTEGER.match(t):
-        return None
-    return int(t)
-
-
-_JAVA_DECIMAL_FLOAT = re.compile(r"[+\-]?(NaN|Infinity|((\d+\.?\d*|\.\d+)([eE][+\-]?\d+)?)[fFdD]?)\Z", re.ASCII)
-_JAVA_HEX_FLOAT = re.compile(
-    r"([+\-]?)0[xX]([0-9a-fA-F]*)\.?([0-9a-fA-F]*)[pP]([+\-]?\d+)[fFdD]?\Z", re.ASCII
-)
-_SPECIAL_FLOATS = {
-    "inf": math.inf, "+inf": math.inf, "infinity": math.inf, "+infinity": math.inf,
-    "-inf": -math.inf, "-infinity": -math.inf, "nan": math.nan,
-}
-
-
-def _exact_of_java_float(text: str) -> Fraction | float | None:
-    """The exact value of Java floating-point literal text (a float for NaN/Infinity)."""
-    m = _JAVA_DECIMAL_FLOAT.match(text)
-    if m:
-        body = m.group(1)
-        negative = text.startswith("-")
-        if body == "NaN":
-            return math.nan
-        if body == "Infinity":
-            return -math.inf if negative else math.inf
-        number = m.group(2)
-        d = Decimal(("-" if negative else "") + number)
-        if d.is_zero():
-            return -0.0 if negative else 0.0
-        if d.adjusted() > 400:
-            return -math.inf if negative else math.inf
-        if d.adjusted() < -400:
-            return -0.0 if negative else 0.0
-        return Fraction(d)
-    m = _JAVA_HEX_FLOAT.match(text)
-    if m and (m.group(2) or m.group(3)):
-        mant = int((m.group(2) + m.group(3)) or "0", 16)
-        exp = int(m.group(4)) - 4 * len(m.group(3))
-        negative = m.group(1) == "-"
-        if mant == 0:
-            return -0.0 if negative else 0.0
-        if exp + mant.bit_length() > 1100:
-            return -math.inf if negative else math.inf
-        if exp + mant.bit_length() < -1200:
-            return -0.0 if negative else 0.0
-        value = Fraction(mant) * Fraction(2) ** exp
-        return -value if negative else value
-    return None
-
-
-def parse_double(text: str, float32: bool) -> float | None:
-    """Spark's string -> DOUBLE/FLOAT: ``Double.parseDouble`` (or ``Float.parseFloat``),
-    then the case-insensitive ``inf``/``infinity``/``nan`` literals."""
-    t = _trim_java(text)
-    exact = _exact_of_java_float(t)
-    if exact is None:
-        return _SPECIAL_FLOATS.get(t.lower())
-    if isinstance(exact, float):
-        return exact
-    if float32:
-        return float32_of_fraction(exact)
-    try:
-        return exact.numerator / exact.denominator
-    except OverflowError:
-        return math.inf if exact > 0 else -math.inf
-
-
-_BIG_DECIMAL = re.compile(r"[+\-]?(\d+\.?\d*|\.\d+)([eE][+\-]?\d+)?\Z")
-_WIDE = Context(prec=1000, Emax=999_999_999_999, Emin=-999_999_999_999)
-
-
-def parse_decimal(text: str) -> Decimal | None:
-    """``new java.math.BigDecimal(s.trim())``: digits, optional fraction and exponent."""
-    t = _trim_java(text)
-    if not _BIG_DECIMAL.match(t):
-        return None
-    try:
-        d = Decimal(t)
-    except InvalidOperation:
-        return None
-    exp = d.as_tuple().exponent
-    if not isinstance(exp, int) or not -(2**31) < exp <= 2**31:
-        return None
-    return d
-
-
-def decimal_fit(d: Decimal, precision: int, scale: int) -> Decimal | None:
-    """Spark's ``changePrecision`` with ROUND_HALF_UP: None if the value needs more digits."""
-    if d.adjusted() >= precision - scale + 1 and not d.is_zero():
-        return None
-    q = d.quantize(Decimal((0, (1,), -scale)), rounding=ROUND_HALF_UP, context=_WIDE)
-    digits = len(q.as_tuple().digits)
-    if not q.is_zero() and digits > precision:
-        return None
-    return q
-
-
-def _check_segment(segment: int, digits: int, date_only: bool) -> bool:
-    if segment == 0:
-        return 4 <= digits <= (7 if date_only else 6)
-    if not date_only and segment == 6:
-        return True
-    if not date_only and segment == 7:
-        return digits <= 2
-    return 0 < digits <= 2
-
-
-_TRIM_BYTES = frozenset(range(0x21)) | {0x7F}
-
-
-def _trim_bounds(data: bytes) -> tuple[int, int]:
-    start, end = 0, len(data)
-    while start < end and data[start] in _TRIM_BYTES:
-        start += 1
-    while end - 1 > start and data[end - 1] in _TRIM_BYTES:
-        end -= 1
-    return start, end
-
-
-def string_to_date(text: str) -> int | None:
-    """``DateTimeUtils.stringToDate``: ``[+-]yyyy[-m[m][-d[d]]]`` optionally followed by a space
-    or ``T`` and anything; returns the epoch day or None."""
-    data = text.encode("utf-8")
-    j, end = _trim_bounds(data)
-    if j >= end:
-        return None
-    sign = 1
-    if data[j] in b"+-":
-        sign = -1 if data[j] == 0x2D else 1
-        j += 1
-    segments = [1, 1, 1]
-    i = value = digits = 0
-    while j < end and data[j] not in b" T":
-        c = data[j]
-        if i < 2 and c == 0x2D:
-            if not _check_segment(i, digits, True):
-                return None
-            segments[i] = value
-            value = digits = 0
-            i += 1
-        elif 0x30 <= c <= 0x39:
-            value = value * 10 + c - 0x30
-            digits += 1
-        else:
-            return None
-        j += 1
-    if not _check_segment(i, digits, True):
-        return None
-    if i < 2 and j < end:
-        return None
-    segments[i] = value
-    year, month, day = sign * segments[0], segments[1], segments[2]
-    if not _valid_date(year, month, day):
-        return None
-    return days_from_civil(year, month, day)
-
-
-@dataclass(frozen=True, slots=True)
-class TimestampParts:
-    """What ``DateTimeUtils.parseTimestampString`` extracts from a timestamp string."""
-
-    year: int
-    month: int
-    day: int
-    hour: int
-    minute: int
-    second: int
-    micros: int
-    zone: str | None
-    just_time: bool
-
-
-def parse_timestamp_string(text: str) -> TimestampParts | None:
-    """Split a timestamp string into its fields (Spark's accepted layouts, see module docs)."""
-    data = text.encode("utf-8")
-    j, end = _trim_bounds(data)
-    if j >= end:
-        return None
-    seg = [1, 1, 1, 0, 0, 0, 0, 0, 0]
-    i = value = digits = frac_digits = 0
-    just_time = False
-    year_sign: int | None = None
-    zone: str | None = None
-    if data[j] in b"+-":
-        year_sign = -1 if data[j] == 0x2D else 1
-        j += 1
-    while j < end:
-        c = data[j]
-        if 0x30 <= c <= 0x39:
-            if i == 6:
-                frac_digits += 1
-            if i != 6 or digits < 6:
-                value = value * 10 + c - 0x30
-            digits += 1
-        elif j == 0 and c == 0x54:  # a leading 'T': time only
-            just_time = True
-            i += 3
-        elif i < 2:
-            if c == 0x2D:
-                if not _check_segment(i, digits, False):
-                    return None
-                seg[i] = value
-                value = digits = 0
-                i += 1
-            elif i == 0 and c == 0x3A and year_sign is None:
-                just_time = True
-                if not _check_segment(3, digits, False):
-                    return None
-                seg[3] = value
-                value = digits = 0
-                i = 4
-            else:
-                return None
-        elif i == 2:
-            if c not in b" T" or not _check_segment(i, digits, False):
-                return None
-            seg[i] = value
-            value = digits = 0
-            i += 1
-        elif i in (3, 4):
-            if c != 0x3A or not _check_segment(i, digits, False):
-                return None
-            seg[i] = value
-            value = digits = 0
-            i += 1
-        elif i in (5, 6):
-            if not _check_segment(i, digits, False):
-                return None
-            seg[i] = value
-            value = digits = 0
-            i += 1
-            if not (c == 0x2E and i == 6):
-                zone = data[j:end].decode("utf-8", "replace")
-                j = end - 1
-                if i == 6:
-                    i += 1
-        else:
-            if i < len(seg) and c in b": ":
-                if not _check_segment(i, digits, False):
-                    return None
-                seg[i] = value
-                value = digits = 0
-                i += 1
-            else:
-                return None
-        j += 1
-    if not _check_segment(i, digits, False) or i >= len(seg):
-        return None
-    seg[i] = value
-    while frac_digits < 6:
-        seg[6] *= 10
-        frac_digits += 1
-    if year_sign is not None:
-        seg[0] *= year_sign
-    return TimestampParts(seg[0], seg[1], seg[2], seg[3], seg[4], seg[5], seg[6], zone, just_time)
-
-
-def _time_of_day_micros(p: TimestampParts) -> int | None:
-    if p.hour > 23 or p.minute > 59 or p.second > 59:
-        return None
-    return ((p.hour * 60 + p.minute) * 60 + p.second) * MICROS_PER_SECOND + p.micros
-
-
-def string_to_timestamp(text: str, zone: _dt.tzinfo) -> int | None:
-    """``DateTimeUtils.stringToTimestamp``: epoch micros; the string's own zone wins over ``zone``;
-    a time without a date takes today's date in that zone."""
-    p = parse_timestamp_string(text)
-    if p is None:
-        return None
-    if p.zone is not None:
-        parsed = zone_of(_trim_java(p.zone))
-        if parsed is None:
-            return None
-        zone = parsed
-    tod = _time_of_day_micros(p)
-    if tod is None:
-        return None
-    if p.just_time:
-        today = _dt.datetime.now(zone).date()
-        days = today.toordinal() - _EPOCH_ORDINAL
-    else:
-        if not _valid_date(p.year, p.month, p.day):
-            return None
-        days = days_from_civil(p.year, p.month, p.day)
-    micros = local_to_instant(days * MICROS_PER_DAY + tod, zone)
-    return micros if INT64_MIN <= micros <= INT64_MAX else None
-
-
-def string_to_timestamp_ntz(text: str) -> int | None:
-    """``stringToTimestampWithoutTimeZone(allowTimeZone = true)``: any zone is ignored."""
-    p = parse_timestamp_string(text)
-    if p is None or p.just_time:
-        return None
-    if p.zone is not None and zone_of(_trim_java(p.zone)) is None:
-        return None
-    tod = _time_of_day_micros(p)
-    if tod is None or not _valid_date(p.year, p.month, p.day):
-        return None
-    micros = days_from_civil(p.year, p.month, p.day) * MICROS_PER_DAY + tod
-    return micros if INT64_MIN <= micros <= INT64_MAX else None
-
-
-def string_to_time(text: str) -> int | None:
-    """``DateTimeUtils.stringToTime``: a time of day without date or zone, as micros."""
-    p = parse_timestamp_string(text)
-    if p is None or not p.just_time or p.zone is not None:
-        return None
-    return _time_of_day_micros(p)
-
-
-_TRUE_STRINGS = frozenset(("t", "true", "y", "yes", "1"))
-_FALSE_STRINGS = frozenset(("f", "false", "n", "no", "0"))
-
-
-def string_to_boolean(text: str) -> bool | None:
-    low = _trim_control(text).lower()
-    if low in _TRUE_STRINGS:
-        return True
-    if low in _FALSE_STRINGS:
-        return False
-    return None
 
 
 # --- the cast ------------------------------------------------------------------------------------------
@@ -872,6 +132,7 @@ _I16 = struct.Struct("<h")
 _I32 = struct.Struct("<i")
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")
+_F32 = struct.Struct("<f")
 _U32 = struct.Struct("<I")
 _EMPTY_METADATA = b"\x01\x00\x00"
 
@@ -895,7 +156,7 @@ class CastContext:
 
     strict: bool
     zone: _dt.tzinfo
-    zone_name: str
+    zone_name: str  # as given: ``to_json`` of nested values resolves it again
 
 
 def stripped_decimal(unscaled: int, scale: int) -> tuple[int, int]:
@@ -967,25 +228,6 @@ def source_of(value: bytes, pos: int) -> tuple[int, object]:
     raise dec.MalformedVariantError(f"unknown primitive type id {t}", pos)
 
 
-_INT_BOUNDS = {
-    "tinyint": (-(1 << 7), (1 << 7) - 1),
-    "smallint": (-(1 << 15), (1 << 15) - 1),
-    "int": (-(1 << 31), (1 << 31) - 1),
-    "bigint": (INT64_MIN, INT64_MAX),
-}
-_TWO_63 = float(1 << 63)
-
-
-def _fractional_to_long(x: float, lo: int, hi: int) -> int | _Failed:
-    """ANSI double -> integral: NaN/infinity and values whose floor/ceil leave the range fail;
-    the comparison is made in double arithmetic, so 2**63 still saturates to Long.MaxValue."""
-    if x != x or x in (math.inf, -math.inf):
-        return FAIL
-    if math.floor(x) <= float(hi) and math.ceil(x) >= float(lo):
-        return min(max(int(x), lo), hi)
-    return FAIL
-
-
 def _to_boolean(kind: int, v: object, t: SparkType, ctx: CastContext) -> object:
     if kind == K_BOOLEAN:
         return v
@@ -1000,20 +242,17 @@ def _to_boolean(kind: int, v: object, t: SparkType, ctx: CastContext) -> object:
 
 
 def _to_integral(kind: int, v: object, t: SparkType, ctx: CastContext) -> object:
-    lo, hi = _INT_BOUNDS[t.name]
+    lo, hi = INTEGRAL_RANGES[t.name]
     if kind == K_LONG:
         n = v
     elif kind == K_BOOLEAN:
         n = 1 if v else 0
     elif kind in (K_DOUBLE, K_FLOAT):
-        return _fractional_to_long(v, lo, hi)  # type: ignore[arg-type]
+        r = fractional_to_integral(v, lo, hi)  # type: ignore[arg-type]
+        return FAIL if r is None else r
     elif kind == K_DECIMAL:
-        unscaled, scale = v  # type: ignore[misc]
-        if t.name != "bigint":  # Spark's Decimal.roundToInt/Short/Byte go through a double
-            return _fractional_to_long(unscaled / 10**scale, lo, hi)
-        n = abs(unscaled) // 10**scale
-        if unscaled < 0:
-            n = -n
+        r = decimal_to_integral(*v, lo, hi)  # type: ignore[misc]
+        return FAIL if r is None else r
     elif kind == K_STRING:
         n = parse_integer(v)  # type: ignore[arg-type]
         if n is None:
@@ -1100,7 +339,7 @@ def _to_string(kind: int, v: object, t: SparkType, ctx: CastContext) -> object:
     if kind == K_FLOAT:
         return java_float(v)  # type: ignore[arg-type]
     if kind == K_DECIMAL:
-        return plain_decimal(*v)  # type: ignore[misc]
+        return decimal_text(*v)  # type: ignore[misc]
     if kind == K_DATE:
         return format_date(v)  # type: ignore[arg-type]
     if kind == K_TIMESTAMP:
@@ -1153,8 +392,8 @@ def _to_timestamp(kind: int, v: object, t: SparkType, ctx: CastContext) -> objec
         if unscaled < 0:
             micros = -micros
     elif kind in (K_DOUBLE, K_FLOAT):
-        micros = _fractional_to_long(v * 1e6, INT64_MIN, INT64_MAX)  # type: ignore[operator]
-        if micros is FAIL:
+        micros = fractional_to_integral(v * 1e6, INT64_MIN, INT64_MAX)  # type: ignore[operator]
+        if micros is None:
             return FAIL
     elif kind == K_DATE:
         micros = local_to_instant(v * MICROS_PER_DAY, ctx.zone)  # type: ignore[operator]
@@ -1303,8 +542,8 @@ def cast_variant(meta: dec.MetadataView, value: bytes, pos: int, t: SparkType, c
             elem = t.element
             return {k: cast_variant(meta, value, p, elem, ctx) for k, p in dec.object_entries(meta, value, pos)}  # type: ignore[arg-type]
         if name == "struct" and basic == 2:
-            out: dict[str, object] = {n: None for n, _ in t.fields}
-            types = dict(t.fields)
+            out: dict[str, object] = {f.name: None for f in t.fields}
+            types = {f.name: f.type for f in t.fields}
             for k, p in dec.object_entries(meta, value, pos):
                 ft = types.get(k)
                 if ft is not None:

@@ -28,6 +28,7 @@ from decimal import Context, Decimal
 from typing import Any, TypeVar
 
 from varlake.errors import MalformedVariantError, UnsupportedValueError, VarlakeError
+from varlake.semantics.json_text import quote
 from varlake.variant.constants import METADATA_VERSION, PrimitiveType
 from varlake.variant.temporal import Float32, TimestampNanos
 
@@ -203,8 +204,6 @@ class MetadataView:
     def quoted_keys(self) -> list[str]:
         """Every key as a JSON string literal followed by ``:``, for rendering objects."""
         if self._quoted is None:
-            from varlake.variant.json_render import quote
-
             self._quoted = [quote(k) + ":" for k in self.keys()]
         return self._quoted
 

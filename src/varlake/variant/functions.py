@@ -20,18 +20,11 @@ from typing import Any
 
 from varlake.errors import InvalidPathError, UnsupportedValueError, VariantCastError
 from varlake.variant import decoder as dec
-from varlake.variant.cast import (
-    CastContext,
-    SparkType,
-    cast_variant,
-    copy_value,
-    datetime_micros,
-    decimal_fit,
-    json_zone_name,
-    parse_type,
-    session_zone,
-    to_float32,
-)
+from varlake.semantics.numbers import to_float32
+from varlake.semantics.string_casts import decimal_fit
+from varlake.semantics.types import SparkType
+from varlake.variant.cast import CastContext, cast_variant, copy_value, datetime_micros, parse_type
+from varlake.variant.json_render import session_zone
 from varlake.variant.encoder import (
     FALSE,
     NULL,
@@ -118,8 +111,7 @@ def _locate(metadata: bytes, value: bytes, segments: _Compiled) -> int | None:
 
 @functools.lru_cache(maxsize=64)
 def _context(strict: bool, zone: str) -> CastContext:
-    tz = session_zone(zone)
-    return CastContext(strict, tz, json_zone_name(tz))
+    return CastContext(strict, session_zone(zone), zone)
 
 
 def _target(type_: str | SparkType) -> SparkType:
@@ -339,7 +331,7 @@ def _encode_typed(value: Any, t: SparkType, keys: MetadataBuilder, zone: _dt.tzi
     if name in ("map", "struct"):
         if not isinstance(value, Mapping):
             raise _mismatch(value, t)
-        types = dict(t.fields) if name == "struct" else None
+        types = {f.name: f.type for f in t.fields} if name == "struct" else None
         fields = []
         for k, item in value.items():
             if not isinstance(k, str):

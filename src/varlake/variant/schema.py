@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from varlake.errors import MalformedVariantError, VariantError
 from varlake.variant import decoder as dec
-from varlake.variant.cast import quote_identifier, stripped_decimal
+from varlake.semantics.types import quote_identifier
+from varlake.variant.cast import stripped_decimal
 from varlake.variant.value import Variant
 
 __all__ = [
