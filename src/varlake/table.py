@@ -1,50 +1,63 @@
 """``Table``: the user-facing Delta table -- create, open, append, overwrite, scan.
 
 Built on the table layer's API: ``DeltaLog`` for the log, ``io.parquet_write`` for
-data files (shredded when ``delta.enableVariantShredding=true``), ``delta.stats`` for
-statistics from the written footers, and ``read`` for planning and reading scans.
+data files (shredded when ``delta.enableVariantShredding=true``), ``write`` for the
+shredding policy, ``add`` actions and the commit, and ``read`` for planning and
+reading scans. ``Table`` only turns data into Arrow and Parquet files; ``varlake.write``
+does the rest, exactly as for the Spark writer.
 
 The shredding schema of each Variant column lives in the table property
-``varlake.shredding.<column>`` (Spark DDL). It is inferred from the first data
-written, reused by later writes, and evolved in the same commit when the data
-changes, so the files of one table share one layout.
+``varlake.shredding.<column>`` (Spark DDL); see ``varlake.write.shredding``.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
-from urllib.parse import quote
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from varlake.delta.actions import AddFile, Metadata, Txn
-from varlake.delta.config import is_true
-from varlake.delta.paths import relative_data_path
+from varlake.delta.actions import AddFile, Metadata
 from varlake.delta.ddl import as_struct_type
-from varlake.delta.schema import PrimitiveType, StructType, VariantType, to_arrow_schema
+from varlake.delta.paths import relative_data_path
+from varlake.delta.schema import StructType, VariantType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
-from varlake.delta.stats import DEFAULT_NUM_INDEXED_COLS, leaf_columns, stats_json
 from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import CommitResult
-from varlake.errors import SchemaParseError, TableError
+from varlake.errors import TableError
 from varlake.expr import Predicate
 from varlake.io.parquet_write import write_parquet
 from varlake.io.storage import LocalStorage, Storage
 from varlake.read import ScanPlan, plan_scan, read_tasks
-from varlake.shred.infer import evolve
+from varlake.semantics import partition_values
 from varlake.shred.schema import ShreddingSchema
 from varlake.variant import Variant
+from varlake.write import (
+    ENABLE_SHREDDING,
+    SAMPLE_ROWS,
+    SHREDDING_PROPERTY,
+    PendingWrite,
+    ShreddingPlan,
+    add_action,
+    check_partition_columns,
+    commit_actions,
+    commit_write,
+    evolve_metadata,
+    file_facts,
+    new_data_file,
+    num_indexed_cols,
+    partition_types,
+    plan_shredding,
+    stored_schemas,
+    variant_columns,
+)
+from varlake.write.files import stats_for
 
-SHREDDING_PROPERTY = "varlake.shredding."
-ENABLE_SHREDDING = "delta.enableVariantShredding"
-NUM_INDEXED_COLS = "delta.dataSkippingNumIndexedCols"
-SAMPLE_ROWS = 100_000
+__all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "to_arrow_table"]
+
 WriteMode = Literal["append", "overwrite"]
 
 
@@ -72,7 +85,8 @@ class Scan:
         return replace(self, paths=merged)
 
     def plan(self) -> ScanPlan:
-        """The files to read after skipping (and those skipped)."""
+        """The files to read and those skipped (by partition values, by statistics), and the
+        files put back because a cast in the filter could raise on them (``read.plan_scan``)."""
         snapshot = self.table.snapshot(self.version)
         return plan_scan(snapshot, self.table.log.root_location, self.filter)
 
@@ -107,13 +121,7 @@ class Table:
     ) -> "Table":
         """Create a table (``schema`` as DDL text, an Arrow schema or a StructType)."""
         struct = as_struct_type(schema)
-        for name in partition_by:
-            try:
-                t = struct.field(name).type
-            except (KeyError, SchemaParseError):
-                raise TableError(f"partition column {name!r} is not in the schema") from None
-            if not isinstance(t, PrimitiveType):
-                raise TableError(f"partition column {name!r} has type {t.to_json()}; only primitive types can partition")
+        check_partition_columns(struct, list(partition_by), os.fspath(path))
         store = storage or LocalStorage()
         root = os.path.abspath(os.fspath(path)) if storage is None else os.fspath(path)
         log = DeltaLog(store, root)
@@ -155,12 +163,9 @@ class Table:
 
     def shredding_schemas(self, snapshot: Snapshot | None = None) -> dict[str, ShreddingSchema]:
         """The stored shredding schema of each Variant column (by dotted name)."""
-        props = (snapshot or self.snapshot()).properties
-        return {
-            key[len(SHREDDING_PROPERTY) :]: ShreddingSchema.parse(value)
-            for key, value in props.items()
-            if key.startswith(SHREDDING_PROPERTY) and value
-        }
+        snapshot = snapshot or self.snapshot()
+        stored = stored_schemas(snapshot.properties, variant_columns(snapshot.schema))
+        return {name: ShreddingSchema.parse(ddl) for name, ddl in stored.items() if ddl}
 
     def history(self, limit: int | None = None) -> list[Any]:
         return self.log.history(limit)
@@ -208,17 +213,36 @@ class Table:
     def write(
         self, data: Any, mode: WriteMode, *, app_id: str | None = None, app_version: int | None = None
     ) -> int | None:
+        """Write ``data`` as one new version (``mode``: ``append`` or ``overwrite``): Parquet
+        files here, the shredding policy and the commit in ``varlake.write``."""
         snapshot = self.snapshot()
+        if app_id is not None and app_version is not None and (snapshot.app_version(app_id) or -1) >= app_version:
+            return None
+        pending = self.stage(data, mode, snapshot)
+        return commit_write(self.log, pending, app_id=app_id, app_version=app_version).version
+
+    def stage(self, data: Any, mode: WriteMode = "append", snapshot: Snapshot | None = None) -> PendingWrite:
+        """Write ``data``'s Parquet files for a ``mode`` write based on ``snapshot`` (latest by
+        default) without committing them: commit with ``varlake.write.commit_write``."""
+        if mode not in ("append", "overwrite"):
+            raise TableError(f"{self.path}: write mode must be 'append' or 'overwrite', not {mode!r}")
+        snapshot = snapshot or self.snapshot()
         table = to_arrow_table(data, snapshot.schema)
-        metadata = self._evolved_metadata(snapshot, table)
-        layouts = self.shredding_schemas_for(metadata, snapshot.schema)
-        adds = self._write_files(snapshot, table, layouts)
-        actions: list[Any] = []
-        if metadata is not snapshot.metadata:
-            actions.append(metadata)
-        actions.extend(adds)
-        result = self.commit_files(actions, mode, snapshot, app_id=app_id, app_version=app_version, num_rows=table.num_rows)
-        return result.version
+        columns = variant_columns(snapshot.schema)
+        samples = {c: _column_at(table, tuple(c.split("."))).slice(0, SAMPLE_ROWS) for c in columns} if table.num_rows else {}
+        plan = plan_shredding(columns, snapshot.properties, "auto", samples, snapshot.metadata, self.path)
+        adds = self._write_files(snapshot, table, plan)
+        return PendingWrite(
+            root=self.path,
+            mode=mode,
+            schema=snapshot.schema,
+            partition_columns=tuple(snapshot.partition_columns),
+            adds=tuple(adds),
+            snapshot=snapshot,
+            metadata=plan.metadata,
+            stored=plan.stored,
+            layout=plan.layout,
+        )
 
     def commit_files(
         self,
@@ -231,37 +255,17 @@ class Table:
         num_rows: int | None = None,
         operation: str = "WRITE",
     ) -> CommitResult:
-        """Commit data files written for this table (``AddFile``s, and a ``Metadata`` change).
-
-        ``overwrite`` removes every file of ``snapshot``; a concurrent change to those files
-        makes the commit fail with ``CommitConflictError`` and leaves the table as it was.
-        """
-        snapshot = snapshot or self.snapshot()
-        body = list(actions)
-        now = _now_ms()
-        if mode == "overwrite":
-            body.extend(add.remove(now) for add in snapshot.files)
-        elif mode != "append":
-            raise TableError(f"write mode must be 'append' or 'overwrite', not {mode!r}")
-        if app_id is not None:
-            if app_version is None:
-                raise TableError("app_id needs app_version")
-            body.append(Txn(app_id, app_version, now))
-        params = {"mode": "Overwrite" if mode == "overwrite" else "Append", "partitionBy": list(snapshot.partition_columns)}
-        metrics = {"numFiles": str(sum(isinstance(a, AddFile) for a in body))}
-        if num_rows is not None:
-            metrics["numOutputRows"] = str(num_rows)
-        return self.log.commit(
-            body, operation, snapshot.version, params, commit_info={"operationMetrics": metrics}
+        """Commit data files written for this table (``AddFile``s, and a ``Metadata`` change);
+        see ``varlake.write.commit_actions``."""
+        return commit_actions(
+            self.log, actions, mode, snapshot or self.snapshot(),
+            app_id=app_id, app_version=app_version, num_rows=num_rows, operation=operation,
         )
 
     def file_stats_json(self, relative_path: str, schema: StructType | None = None) -> str:
-        """Delta stats of a data file in this table, from its footer (used by the Spark writer)."""
-        import pyarrow.parquet as pq
-
+        """Delta stats of a data file in this table, from its footer."""
         snapshot = self.snapshot()
-        meta = pq.read_metadata(self.open_file(relative_path))
-        return stats_json(meta, schema or snapshot.schema, _indexed_cols(snapshot.properties))
+        return stats_for(self.storage, self.path, relative_path, schema or snapshot.schema, num_indexed_cols(snapshot.properties))
 
     # --- maintenance ------------------------------------------------------------------------------
 
@@ -276,117 +280,37 @@ class Table:
 
     def shredding_schemas_for(self, metadata: Metadata, schema: StructType) -> dict[str, ShreddingSchema | None]:
         """Layout per Variant column for new files: None (unshredded) unless shredding is on."""
-        variants = [".".join(p) for p, t in leaf_columns(schema) if isinstance(t, VariantType)]
-        if not is_true(metadata.configuration, ENABLE_SHREDDING):
-            return {v: None for v in variants}
-        cfg = metadata.configuration
-        return {v: ShreddingSchema.parse(cfg[SHREDDING_PROPERTY + v]) if cfg.get(SHREDDING_PROPERTY + v) else None for v in variants}
+        return plan_shredding(variant_columns(schema), metadata.configuration, "auto").schemas()
 
-    def evolve_shredding(
-        self, samples: Mapping[str, Any], snapshot: Snapshot | None = None
-    ) -> Metadata:
+    def evolve_shredding(self, samples: Mapping[str, Any], snapshot: Snapshot | None = None) -> Metadata:
         """The table metadata with each Variant column's shredding schema inferred or evolved
-        from ``samples`` (dotted column name -> Arrow Variant array or Variants).
+        from ``samples`` (see ``varlake.write.evolve_metadata``)."""
+        return evolve_metadata((snapshot or self.snapshot()).metadata, samples)
 
-        Returns the snapshot's own ``Metadata`` object when nothing changes (or shredding is
-        off), so callers commit a metadata action only when needed. Schemas are kept at
-        stable widths (``stable_widths``) so that ordinary data changes do not change the
-        layout of new files.
-        """
-        snapshot = snapshot or self.snapshot()
-        metadata = snapshot.metadata
-        if not is_true(metadata.configuration, ENABLE_SHREDDING):
-            return metadata
-        cfg = dict(metadata.configuration)
-        changed = False
-        for name, sample in samples.items():
-            current = cfg.get(SHREDDING_PROPERTY + name) or None
-            text = evolve_stable_ddl(current, sample)
-            if text != (current or ""):
-                cfg[SHREDDING_PROPERTY + name] = text
-                changed = True
-        return replace(metadata, configuration=cfg) if changed else metadata
-
-    def _evolved_metadata(self, snapshot: Snapshot, table: pa.Table) -> Metadata:
-        if table.num_rows == 0:
-            return snapshot.metadata
-        samples = {}
-        for path, t in leaf_columns(snapshot.schema):
-            if isinstance(t, VariantType):
-                column = _column_at(table, path)
-                samples[".".join(path)] = column.slice(0, SAMPLE_ROWS) if len(column) > SAMPLE_ROWS else column
-        return self.evolve_shredding(samples, snapshot)
-
-    def _write_files(self, snapshot: Snapshot, table: pa.Table, layouts: Mapping[str, ShreddingSchema | None]) -> list[AddFile]:
-        partition_columns = list(snapshot.partition_columns)
+    def _write_files(self, snapshot: Snapshot, table: pa.Table, plan: ShreddingPlan) -> list[AddFile]:
+        columns = list(snapshot.partition_columns)
         schema = snapshot.schema
+        types = partition_types(schema, columns)
+        indexed = num_indexed_cols(snapshot.properties)
+        layouts = plan.schemas()
         adds = []
-        for values, part in _partitions(table, partition_columns):
-            if part.num_rows == 0:
-                continue
-            data = part.drop_columns(partition_columns) if partition_columns else part
-            directory = "/".join(f"{c}={_escape(_partition_text(v, schema.field(c).type))}" for c, v in zip(partition_columns, values))
-            name = f"part-{uuid.uuid4()}.c000.zstd.parquet"
-            rel = f"{directory}/{name}" if directory else name
-            target = self.open_file(rel)
+        for texts, part in _partition_groups(table, columns, types, self.path):
+            data = part.drop_columns(columns) if columns else part
+            relative = new_data_file(self.path, columns, texts)
+            target = self.open_file(relative)
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            shredding = {c: s for c, s in layouts.items() if s is not None and c.split(".")[0] in data.column_names}
-            result = write_parquet(data, target, shredding=shredding or None, variant_columns=[c for c in layouts if c.split(".")[0] in data.column_names])
-            adds.append(
-                AddFile(
-                    path=quote(rel),
-                    size=result.size,
-                    partition_values={c: _partition_text(v, schema.field(c).type) for c, v in zip(partition_columns, values)},
-                    modification_time=_now_ms(),
-                    data_change=True,
-                    stats=stats_json(result.metadata, schema, _indexed_cols(snapshot.properties)),
-                )
+            present = [c for c in layouts if c.split(".")[0] in data.column_names]
+            shredding = {c: layouts[c] for c in present if layouts[c] is not None}
+            result = write_parquet(data, target, shredding=shredding or None, variant_columns=present)
+            (facts,) = file_facts(
+                self.storage, [(relative, f"{self.path}/{relative}")], schema.to_schema_string(), indexed,
+                footers={relative: result.metadata},
             )
+            adds.append(add_action(facts, dict(zip(columns, texts))))
         return adds
 
 
 # --- helpers -----------------------------------------------------------------------------------------------
-
-
-def _now_ms() -> int:
-    return int(_dt.datetime.now(_dt.timezone.utc).timestamp() * 1000)
-
-
-def _indexed_cols(properties: Mapping[str, str]) -> int:
-    try:
-        return int(properties.get(NUM_INDEXED_COLS, DEFAULT_NUM_INDEXED_COLS))
-    except ValueError:
-        raise TableError(f"{NUM_INDEXED_COLS} must be an integer, got {properties[NUM_INDEXED_COLS]!r}") from None
-
-
-def evolve_stable_ddl(current: str | None, sample: Any) -> str:
-    """The DDL a table stores for a Variant column after seeing ``sample`` ("" = unshredded):
-    ``current`` evolved (or inferred when None), at stable widths."""
-    new = evolve(current, sample)
-    return ShreddingSchema(stable_widths(new.arrow_type)).ddl if new is not None else ""
-
-
-def num_indexed_cols(properties: Mapping[str, str]) -> int:
-    """``delta.dataSkippingNumIndexedCols`` (default 32); a bad value is a named error."""
-    return _indexed_cols(properties)
-
-
-def stable_widths(t: pa.DataType) -> pa.DataType:
-    """A shredding type with integers as int64 and decimals at precision 18 or 38.
-
-    Inference picks the narrowest widths for one sample; a table wants widths that the
-    next batch will also fit, so its files keep one layout.
-    """
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, stable_widths(f.type), f.nullable) for f in t])
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return pa.list_(pa.field(t.value_field.name, stable_widths(t.value_type), t.value_field.nullable))
-    if pa.types.is_integer(t):
-        return pa.int64()
-    if pa.types.is_decimal(t):
-        precision = 18 if t.precision <= 18 and t.scale <= 18 else 38
-        return pa.decimal128(precision, t.scale)
-    return t
 
 
 def _column_at(table: pa.Table, path: tuple[str, ...]) -> pa.ChunkedArray:
@@ -396,42 +320,30 @@ def _column_at(table: pa.Table, path: tuple[str, ...]) -> pa.ChunkedArray:
     return column
 
 
-def _escape(text: str | None) -> str:
-    """Hive-style directory escaping of a partition value (NULL -> __HIVE_DEFAULT_PARTITION__)."""
-    if text is None:
-        return "__HIVE_DEFAULT_PARTITION__"
-    return "".join(f"%{ord(c):02X}" if c in '"#%\'*/:=?\\\x7f{[]^' or ord(c) < 0x20 else c for c in text)
-
-
-def _partition_text(value: Any, dtype: Any) -> str | None:
-    """A partition value as Delta serialises it."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-        return value.isoformat(" ")
-    if isinstance(value, _dt.date):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace")
-    return str(value)
-
-
-def _partitions(table: pa.Table, columns: Sequence[str]) -> list[tuple[tuple[Any, ...], pa.Table]]:
+def _partition_groups(
+    table: pa.Table, columns: Sequence[str], types: Mapping[str, str], where: str
+) -> list[tuple[tuple[str | None, ...], pa.Table]]:
+    """Rows grouped by their stored partition values (``partition_values.render``: values
+    with one text -- NULL and "", every NaN -- share a file); empty groups are dropped."""
     if not columns:
-        return [((), table)]
-    keys = table.select(list(columns)).group_by(list(columns)).aggregate([]).to_pylist()
+        return [((), table)] if table.num_rows else []
+    keys: dict[str, pa.Array] = {}
+    texts_by_id: list[list[str | None]] = []
+    for i, c in enumerate(columns):
+        encoded = pc.dictionary_encode(table.column(c).combine_chunks())
+        texts = [partition_values.render(v, types[c], f"{where}: partition column {c!r}") for v in encoded.dictionary.to_pylist()]
+        distinct = list(dict.fromkeys([*texts, None]))
+        ids = {t: k for k, t in enumerate(distinct)}
+        mapping = pa.array([ids[t] for t in texts], pa.int32())
+        key = pc.take(mapping, encoded.indices) if len(mapping) else pa.nulls(len(encoded), pa.int32())
+        keys[f"k{i}"] = pc.fill_null(key, ids[None])
+        texts_by_id.append(distinct)
+    keyed = pa.table({**keys, "row": pa.array(range(table.num_rows), pa.int64())})
+    groups = keyed.group_by(list(keys)).aggregate([("row", "list")]).to_pylist()
     out = []
-    for key in keys:
-        mask = None
-        for c in columns:
-            cond = pc.is_null(table.column(c)) if key[c] is None else pc.equal(table.column(c), pa.scalar(key[c], table.schema.field(c).type))
-            cond = pc.fill_null(cond, False)
-            mask = cond if mask is None else pc.and_(mask, cond)
-        out.append((tuple(key[c] for c in columns), table.filter(mask)))
+    for g in groups:
+        texts_of_group = tuple(texts_by_id[i][g[f"k{i}"]] for i in range(len(columns)))
+        out.append((texts_of_group, table.take(pa.array(sorted(g["row_list"]), pa.int64()))))
     return out
 
 

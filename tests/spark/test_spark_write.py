@@ -22,7 +22,8 @@ import pytest
 from varlake import Table, Variant, read_parquet
 from varlake.errors import CommitConflictError, SchemaParseError, TableError, TableExistsError
 from varlake.spark import spark_conf, write
-from varlake.spark.writer import EXECUTOR_STATS_THRESHOLD, _utc_timestamp_text, commit_write, stage_write
+from varlake.semantics.partition_values import spark_local_timestamp_to_utc as _utc_timestamp_text
+from varlake.spark.writer import EXECUTOR_STATS_THRESHOLD, commit_write, stage_write
 
 pytestmark = pytest.mark.spark
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -116,8 +117,8 @@ def test_partitioned_write_records_partition_values(spark: Any, tmp_path: Path) 
 
 
 def test_timestamp_partition_text_is_utc_and_refuses_ambiguous_local_times() -> None:
-    assert _utc_timestamp_text("2024-01-01 01:30:00", "Europe/Berlin", "x") == "2024-01-01 00:30:00"
-    assert _utc_timestamp_text("2024-01-01 00:00:00.25", "UTC", "x") == "2024-01-01 00:00:00.250000"
+    assert _utc_timestamp_text("2024-01-01 01:30:00", "Europe/Berlin", "x") == "2024-01-01T00:30:00.000000Z"
+    assert _utc_timestamp_text("2024-01-01 00:00:00.25", "UTC", "x") == "2024-01-01T00:00:00.250000Z"
     with pytest.raises(TableError, match="ambiguous"):
         _utc_timestamp_text("2024-10-27 02:30:00", "Europe/Berlin", "x")
 

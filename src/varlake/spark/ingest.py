@@ -59,8 +59,10 @@ from varlake.errors import (
     VariantSizeLimitError,
     VarlakeError,
 )
+from varlake.semantics.types import backquote
 from varlake.spark.sampling import sample_lines, spark_line_reader
-from varlake.spark.writer import SAMPLE_ROWS, StagedWrite, commit_write, stage_write
+from varlake.spark.writer import StagedWrite, commit_write, stage_write
+from varlake.write import SAMPLE_ROWS
 
 __all__ = ["IngestError", "IngestResult", "bad_line_reason", "ingest_json", "quarantine_path_for", "resolve_inputs"]
 
@@ -191,7 +193,7 @@ def _column_expr(name: str, spec: str, doc: str) -> Any:
         path, sep, type_name = spec.rpartition("::")
         if not sep:
             path, type_name = spec, "variant"
-        return F.try_variant_get(F.col(f"`{doc}`"), path.strip(), type_name.strip()).alias(name)
+        return F.try_variant_get(F.col(backquote(doc)), path.strip(), type_name.strip()).alias(name)
     return F.expr(spec).alias(name)
 
 

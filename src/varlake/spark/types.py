@@ -16,13 +16,12 @@ from varlake.delta.schema import (
     ArrayType,
     DataType,
     MapType,
-    PrimitiveType,
     StructField,
     StructType,
-    VariantType,
     parse_schema,
 )
 from varlake.errors import SchemaParseError
+from varlake.write.conform import fits_nullability, same_shape as same_type  # the rules live in varlake.write
 
 
 def to_delta_schema(spark_schema: Any) -> StructType:
@@ -48,34 +47,6 @@ def to_spark_type(dtype: DataType) -> Any:
     return SparkStruct.fromJson(wrapped).fields[0].dataType
 
 
-def same_type(a: DataType, b: DataType) -> bool:
-    """Whether two types are equal up to nullability and field metadata."""
-    if isinstance(a, StructType) and isinstance(b, StructType):
-        return len(a.fields) == len(b.fields) and all(
-            fa.name == fb.name and same_type(fa.type, fb.type) for fa, fb in zip(a.fields, b.fields)
-        )
-    if isinstance(a, ArrayType) and isinstance(b, ArrayType):
-        return same_type(a.element_type, b.element_type)
-    if isinstance(a, MapType) and isinstance(b, MapType):
-        return same_type(a.key_type, b.key_type) and same_type(a.value_type, b.value_type)
-    if isinstance(a, (PrimitiveType, VariantType)):
-        return a == b
-    return False
-
-
-def fits_nullability(data: DataType, table: DataType) -> bool:
-    """Whether values of type ``data`` respect every NOT NULL of the (same-shaped) ``table`` type."""
-    if isinstance(data, StructType) and isinstance(table, StructType):
-        return all(
-            (fd.nullable <= ft.nullable) and fits_nullability(fd.type, ft.type) for fd, ft in zip(data.fields, table.fields)
-        )
-    if isinstance(data, ArrayType) and isinstance(table, ArrayType):
-        return data.contains_null <= table.contains_null and fits_nullability(data.element_type, table.element_type)
-    if isinstance(data, MapType) and isinstance(table, MapType):
-        return data.value_contains_null <= table.value_contains_null and fits_nullability(data.value_type, table.value_type)
-    return True
-
-
 def as_nullable(dtype: DataType) -> DataType:
     """``dtype`` with every field, element and map value nullable (as Delta creates tables
     from a DataFrame: a later batch may hold NULLs where the first did not)."""
@@ -93,19 +64,6 @@ def nullable_schema(schema: StructType) -> StructType:
     return StructType(tuple(StructField(f.name, as_nullable(f.type), True, f.metadata) for f in schema.fields))
 
 
-def variant_leaves(schema: StructType, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    """Paths of the Variant columns reachable through structs only (the ones with a
-    stored shredding schema)."""
-    out: list[tuple[str, ...]] = []
-    for f in schema.fields:
-        path = (*prefix, f.name)
-        if isinstance(f.type, VariantType):
-            out.append(path)
-        elif isinstance(f.type, StructType):
-            out.extend(variant_leaves(f.type, path))
-    return out
-
-
 __all__ = [
     "as_nullable",
     "fits_nullability",
@@ -114,5 +72,4 @@ __all__ = [
     "to_delta_schema",
     "to_spark_schema",
     "to_spark_type",
-    "variant_leaves",
 ]

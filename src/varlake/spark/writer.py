@@ -8,10 +8,12 @@ A write has two phases, ``stage_write`` and ``commit_write`` (``write`` runs bot
    directory ``<root>/<uuid>/`` (Hive-style ``col=value/`` below it when the table is
    partitioned). The driver then reads each new file's footer for its Delta stats
    (``delta.stats``; on the executors, through an RDD over the file list, when there
-   are more than ``EXECUTOR_STATS_THRESHOLD`` files) and builds the ``add`` actions.
-2. *Commit.* Create the table if it is new, then commit ONE version through
-   ``Table.commit_files`` holding the ``add``s and, when the shredding schema changed,
-   the new ``metaData``.
+   are more than ``EXECUTOR_STATS_THRESHOLD`` files) and builds the ``add`` actions
+   (``varlake.write.files``; partition values from Spark's directory names through
+   ``varlake.semantics.partition_values``, timestamps moved from the session zone to UTC).
+2. *Commit.* ``varlake.write.commit_write`` -- the commit path ``Table`` uses too --
+   creates the table if it is new and commits ONE version holding the ``add``s and, when
+   the shredding schema changed, the new ``metaData``.
 
 A failed Spark job commits nothing, so readers see no change. Spark writes with the
 v2 output committer and Hadoop's raw local file system (no hidden ``.crc`` or
@@ -25,8 +27,9 @@ The table stores one shredding schema per Variant column, as Spark DDL, in the
 property ``varlake.shredding.<column>`` (see ``varlake.table``). With
 ``shredding="auto"`` it is inferred from a sample of the data (``df.limit``, or the
 ``sample`` DataFrame the caller passes; the Variants are collected to the driver and
-fed to ``Table.evolve_shredding``), so later writes keep the layout and only evolve
-it when the data changes; the new schema rides along in the commit as ``metaData``.
+fed to ``varlake.write.plan_shredding``, the policy ``Table`` uses too), so later writes
+keep the layout and only evolve it when the data changes; the new schema rides along in
+the commit as ``metaData``.
 
 For the write itself the session confs ``spark.sql.variant.writeShredding.enabled=true``
 and ``spark.sql.variant.inferShreddingSchema=false`` (Spark never picks a schema of its
@@ -48,7 +51,11 @@ its own stored schema, and ``forceShreddingSchemaForTest`` stays empty.
 
 A column is written unshredded when its stored schema is empty, when it has leaf types
 Spark cannot shred (time, uuid, nanosecond timestamps) or field names that differ only
-in case, and for Variants inside arrays or maps (those have no stored schema).
+in case (``varlake.write.unshreddable_reason``), and for Variants inside arrays or maps
+(those have no stored schema).
+
+Binary partition columns are stored as their bytes' UTF-8 text (what Spark names their
+directories); the job fails with a clear message on a value that is not UTF-8.
 ``shredding="off"``, or a table without ``delta.enableVariantShredding=true``, gives
 unshredded files (``writeShredding.enabled=false``).
 """
@@ -57,41 +64,42 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
-
-import pyarrow as pa
 
 from varlake.delta.actions import AddFile, Metadata
-from varlake.delta.config import is_true
-from varlake.delta.schema import PrimitiveType, StructType, parse_schema
+from varlake.delta.schema import StructType
 from varlake.delta.snapshot import Snapshot
-from varlake.delta.stats import stats_json
-from varlake.errors import (
-    CommitConflictError,
-    ShreddingSchemaError,
-    TableError,
-    TableExistsError,
-    TableNotFoundError,
-)
-from varlake.shred.schema import ShreddingSchema
+from varlake.delta.table_log import DeltaLog
+from varlake.errors import TableError, TableExistsError, TableNotFoundError
+from varlake.io.storage import LocalStorage, Storage
+from varlake.semantics import partition_values
+from varlake.semantics.types import backquote
 from varlake.spark.session import spark_conf, spark_error_summary
-from varlake.spark.types import (
-    fits_nullability,
-    nullable_schema,
-    same_type,
-    to_delta_schema,
-    to_spark_type,
-    variant_leaves,
-)
-from varlake.table import ENABLE_SHREDDING, SHREDDING_PROPERTY, Table, evolve_stable_ddl, num_indexed_cols
+from varlake.spark.types import nullable_schema, to_delta_schema, to_spark_type
 from varlake.variant import Variant
+from varlake.write import (
+    MODES,
+    SAMPLE_ROWS,
+    PendingWrite,
+    ShreddingPlan,
+    add_action,
+    check_partition_columns,
+    file_facts,
+    fits_nullability,
+    new_table_properties,
+    needs_samples,
+    num_indexed_cols,
+    partition_types,
+    plan_shredding,
+    same_shape,
+    variant_columns,
+)
+from varlake.write import commit_write as commit_pending
 
 __all__ = [
     "EXECUTOR_STATS_THRESHOLD",
@@ -106,10 +114,6 @@ __all__ = [
 ]
 
 EXECUTOR_STATS_THRESHOLD = 64
-SAMPLE_ROWS = 10_000
-MAX_REBASES = 5
-MODES = ("append", "overwrite", "error")
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _WRITE_LOCK = threading.Lock()
 
 
@@ -205,21 +209,18 @@ def stage_write(
     if mode not in MODES:
         raise TableError(f"write mode must be one of {MODES}, not {mode!r}")
     root = os.path.abspath(os.fspath(path))
-    table = _open(root)
-    if table is not None and mode == "error":
+    storage = LocalStorage()
+    snapshot = _latest(DeltaLog(storage, root))
+    if snapshot is not None and mode == "error":
         raise TableExistsError(f"a table already exists at {root!r} (mode='error')")
     data_schema = to_delta_schema(df.schema)
-    if table is None:
-        snapshot = None
+    if snapshot is None:
         schema = nullable_schema(data_schema)
         partition_columns = tuple(partition_by)
-        _check_partition_columns(schema, partition_columns, root)
-        create_props = dict(properties or {})
-        if shredding != "off" and variant_leaves(schema):
-            create_props.setdefault(ENABLE_SHREDDING, "true")
+        check_partition_columns(schema, partition_columns, root)
+        create_props = new_table_properties(properties or {}, variant_columns(schema), shredding)
         current_props: Mapping[str, str] = create_props
     else:
-        snapshot = table.snapshot()
         if app_id is not None and app_version is not None and (snapshot.app_version(app_id) or -1) >= app_version:
             return StagedWrite(
                 path=root, mode=mode, schema=snapshot.schema, partition_columns=tuple(snapshot.partition_columns),
@@ -233,14 +234,15 @@ def stage_write(
         df = _conform(df, data_schema, schema, root)
         create_props = {}
         current_props = snapshot.properties
-    plan = _plan_layout(df, table, snapshot, schema, current_props, shredding, sample, sample_rows, root)
-    if table is None:
-        create_props.update({SHREDDING_PROPERTY + c: d for c, d in plan.stored.items() if d})
+    plan = _plan_layout(df, snapshot, schema, current_props, shredding, sample, sample_rows, root)
+    if snapshot is None:
+        create_props.update(plan.stored_properties())
 
     write_dir = uuid.uuid4().hex
-    _run_spark_write(df, os.path.join(root, write_dir), partition_columns, plan.layout, root)
+    types = partition_types(schema, partition_columns)
+    _run_spark_write(_check_binary_partitions(df, types), os.path.join(root, write_dir), partition_columns, plan.layout, root)
     indexed = num_indexed_cols(current_props)
-    adds = _build_adds(df.sparkSession, root, write_dir, schema, partition_columns, indexed)
+    adds = _build_adds(df.sparkSession, storage, root, write_dir, schema, partition_columns, indexed)
     return StagedWrite(
         path=root,
         mode=mode,
@@ -258,23 +260,31 @@ def stage_write(
     )
 
 
-def _open(root: str) -> Table | None:
+def _latest(log: DeltaLog) -> Snapshot | None:
     try:
-        return Table(root)
+        log.latest_version()
     except TableNotFoundError:
         return None
+    return log.snapshot()
 
 
-def _check_partition_columns(schema: StructType, columns: Sequence[str], root: str) -> None:
-    if len(set(columns)) != len(columns):
-        raise TableError(f"{root}: duplicate partition columns {list(columns)}")
-    for name in columns:
-        try:
-            t = schema.field(name).type
-        except KeyError:
-            raise TableError(f"{root}: partition column {name!r} is not a column of the DataFrame {list(schema.names)}") from None
-        if not isinstance(t, PrimitiveType) or t.name in ("binary", "void"):
-            raise TableError(f"{root}: partition column {name!r} has type {t.to_json()}; partition by a primitive column")
+def _check_binary_partitions(df: Any, types: Mapping[str, str]) -> Any:
+    """``df`` failing its job on a binary partition value that is not UTF-8 (stored partition
+    values are the bytes' UTF-8 text; Spark would silently replace such bytes)."""
+    from pyspark.sql import functions as F
+
+    binary = [c for c, t in types.items() if t == "binary"]
+    if not binary:
+        return df
+    columns = []
+    for name in df.columns:
+        col = F.col(backquote(name))
+        if name in binary:
+            message = f"binary partition column {name!r} holds a value that is not UTF-8; it cannot be a partition value"
+            ok = col.isNull() | F.is_valid_utf8(col.cast("string"))
+            col = F.when(ok, col).otherwise(F.raise_error(F.lit(message)).cast("binary")).alias(name)
+        columns.append(col)
+    return df.select(*columns)
 
 
 def _conform(df: Any, data: StructType, table: StructType, root: str) -> Any:
@@ -292,13 +302,13 @@ def _conform(df: Any, data: StructType, table: StructType, root: str) -> Any:
             columns.append(F.lit(None).cast(to_spark_type(f.type)).alias(f.name))
             continue
         d = data.field(f.name)
-        if not same_type(d.type, f.type):
+        if not same_shape(d.type, f.type):
             raise TableError(
                 f"{root}: column {f.name!r} has type {_type_text(d.type)} in the DataFrame but {_type_text(f.type)} in the table"
             )
         if (d.nullable and not f.nullable) or not fits_nullability(d.type, f.type):
             raise TableError(f"{root}: column {f.name!r} may hold NULLs but the table declares it NOT NULL")
-        columns.append(F.col(f"`{f.name}`"))
+        columns.append(F.col(backquote(f.name)))
     return df.select(*columns)
 
 
@@ -310,17 +320,8 @@ def _type_text(t: Any) -> str:
 # --- shredding layout --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Layout:
-    layout: dict[str, str | None]
-    stored: dict[str, str]
-    metadata: Metadata | None
-    note: str | None
-
-
 def _plan_layout(
     df: Any,
-    table: Table | None,
     snapshot: Snapshot | None,
     schema: StructType,
     props: Mapping[str, str],
@@ -328,86 +329,21 @@ def _plan_layout(
     sample: Any,
     sample_rows: int,
     root: str,
-) -> _Layout:
-    names = [".".join(p) for p in variant_leaves(schema)]
-    current = {n: props.get(SHREDDING_PROPERTY + n, "") for n in names}
-    if not names:
-        return _Layout({}, {}, None, None)
-    if shredding == "off" or not is_true(props, ENABLE_SHREDDING):
-        if shredding not in ("off", "auto"):
-            raise TableError(f"{root}: a shredding schema was given but the table does not set {ENABLE_SHREDDING}=true")
-        return _Layout({n: None for n in names}, current, None, None)
-    metadata: Metadata | None = None
-    if shredding == "auto":
+) -> ShreddingPlan:
+    """The write's shredding (``varlake.write.plan_shredding``) from a sample Spark collects."""
+    names = variant_columns(schema)
+    samples = None
+    if needs_samples(names, props, shredding):
         samples = _collect_samples(sample if sample is not None else df, names, sample_rows)
-        if snapshot is not None and table is not None:
-            metadata = table.evolve_shredding(samples, snapshot)
-            stored = {n: metadata.configuration.get(SHREDDING_PROPERTY + n, "") for n in names}
-        else:
-            stored = {n: _inferred_ddl(s) for n, s in samples.items()}
-    else:
-        try:
-            ddl = ShreddingSchema.parse(shredding).ddl
-        except ShreddingSchemaError as exc:
-            raise ShreddingSchemaError(f"{root}: shredding schema {shredding!r}: {exc}") from None
-        blocked = _unshreddable_reason(ddl)
-        if blocked:
-            raise TableError(f"{root}: cannot write shredding schema {shredding!r} with Spark: {blocked}")
-        stored = {n: ddl for n in names}
-        if snapshot is not None and stored != current:
-            cfg = dict(snapshot.metadata.configuration)
-            cfg.update({SHREDDING_PROPERTY + n: d for n, d in stored.items()})
-            metadata = replace(snapshot.metadata, configuration=cfg)
-    layout: dict[str, str | None] = {}
-    notes = []
-    for n, ddl in stored.items():
-        blocked = _unshreddable_reason(ddl) if ddl else None
-        layout[n] = ddl if ddl and not blocked else None
-        if blocked:
-            notes.append(f"{n} written unshredded: {blocked}")
-    return _Layout(layout, stored, _changed(metadata, snapshot), "; ".join(notes) or None)
-
-
-def _changed(metadata: Metadata | None, snapshot: Snapshot | None) -> Metadata | None:
-    if metadata is None or snapshot is None or metadata is snapshot.metadata or metadata == snapshot.metadata:
-        return None
-    return metadata
-
-
-def _unshreddable_reason(ddl: str) -> str | None:
-    schema = ShreddingSchema.parse(ddl)
-    for path, t in schema.leaves():
-        if pa.types.is_time(t) or isinstance(t, pa.ExtensionType) or (pa.types.is_timestamp(t) and t.unit != "us"):
-            where = ".".join("[]" if p is None else p for p in path) or "$"
-            return f"leaf {where} has type {t}, which Spark cannot shred"
-
-    def clash(t: pa.DataType) -> str | None:
-        if pa.types.is_struct(t):
-            seen: set[str] = set()
-            for f in t:
-                if f.name.lower() in seen:
-                    return f"fields that differ only in case ({f.name!r}) cannot be shredded by Spark"
-                seen.add(f.name.lower())
-                found = clash(f.type)
-                if found:
-                    return found
-        elif pa.types.is_list(t):
-            return clash(t.value_type)
-        return None
-
-    return clash(schema.arrow_type)
-
-
-def _inferred_ddl(sample: list[Variant | None]) -> str:
-    """The schema a new table starts with (as ``Table.evolve_shredding`` would store it)."""
-    return evolve_stable_ddl(None, sample)
+    metadata = snapshot.metadata if snapshot is not None else None
+    return plan_shredding(names, props, shredding, samples, metadata, root)
 
 
 def _collect_samples(sample_df: Any, names: Sequence[str], rows: int) -> dict[str, list[Variant | None]]:
     """Variants of each column from the first ``rows`` rows of ``sample_df``."""
     from pyspark.sql import functions as F
 
-    cols = [F.col(".".join(f"`{p}`" for p in n.split("."))).alias(f"c{i}") for i, n in enumerate(names)]
+    cols = [F.col(".".join(backquote(p) for p in n.split("."))).alias(f"c{i}") for i, n in enumerate(names)]
     try:
         collected = sample_df.select(*cols).limit(rows).collect()
     except Exception as exc:  # the sample runs the DataFrame: its failures surface here first
@@ -497,117 +433,53 @@ def _first_line(exc: BaseException) -> str:
 # --- files -> add actions ------------------------------------------------------------------------------
 
 
-def _data_files(directory: str) -> tuple[list[str], list[str]]:
-    """Parquet files below ``directory`` (relative, sorted) and Hadoop side files to drop."""
+def _data_files(storage: Storage, directory: str) -> tuple[list[str], list[str]]:
+    """Parquet files below ``directory`` (relative, sorted) and Hadoop side files to drop;
+    anything inside hidden or ``_`` directories is not ours to take."""
     files, side = [], []
-    for base, dirs, names in os.walk(directory):
-        dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
-        for name in names:
-            rel = os.path.relpath(os.path.join(base, name), directory).replace(os.sep, "/")
-            if name.startswith(("_", ".")):
-                side.append(rel)
-            elif name.endswith(".parquet"):
-                files.append(rel)
+    for info in storage.walk(directory):
+        rel = info.path[len(directory.rstrip("/")) + 1 :]
+        parts = rel.split("/")
+        if any(p.startswith(("_", ".")) for p in parts[:-1]):
+            continue
+        if parts[-1].startswith(("_", ".")):
+            side.append(rel)
+        elif parts[-1].endswith(".parquet"):
+            files.append(rel)
     return sorted(files), side
 
 
-def _unescape(text: str) -> str:
-    return re.sub(r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
-
-
-def _partition_values(rel: str, columns: Sequence[str], schema: StructType, tz: str, where: str) -> dict[str, str | None]:
-    parts = rel.split("/")[:-1]
-    if len(parts) != len(columns):
-        raise TableError(f"{where}: file {rel!r} is not inside one directory per partition column {list(columns)}")
-    out: dict[str, str | None] = {}
-    for part, column in zip(parts, columns):
-        key, sep, raw = part.partition("=")
-        if not sep or _unescape(key) != column:
-            raise TableError(f"{where}: directory {part!r} of {rel!r} is not the partition column {column!r}")
-        value = None if raw == HIVE_NULL else _unescape(raw)
-        t = schema.field(column).type
-        if value is not None and isinstance(t, PrimitiveType) and t.name == "timestamp":
-            value = _utc_timestamp_text(value, tz, f"{where}: partition directory {part!r}")
-        out[column] = value
-    return out
-
-
-def _utc_timestamp_text(local: str, tz: str, where: str) -> str:
-    """Spark names timestamp partitions in the session time zone; Delta wants UTC."""
-    import datetime as dt
-    from zoneinfo import ZoneInfo
-
-    try:
-        naive = dt.datetime.fromisoformat(local)
-        zone = ZoneInfo(tz) if tz not in ("UTC", "Z") else dt.timezone.utc
-    except (ValueError, KeyError) as exc:
-        raise TableError(f"{where}: cannot read timestamp {local!r} in time zone {tz!r}: {exc}") from None
-    early = naive.replace(tzinfo=zone, fold=0).astimezone(dt.timezone.utc)
-    late = naive.replace(tzinfo=zone, fold=1).astimezone(dt.timezone.utc)
-    if early != late:
-        raise TableError(f"{where}: local time {local!r} is ambiguous in {tz!r}; write timestamp partitions with a UTC session time zone")
-    text = early.replace(tzinfo=None).isoformat(" ")
-    return text
-
-
-def file_stats(items: Iterable[tuple[str, str]], schema_json: str, indexed: int) -> Iterator[tuple[str, int, int, int, str]]:
-    """``(relative path, size, mtime ms, rows, stats JSON)`` of each ``(relative, absolute)`` file.
-
-    Runs on the driver or, through an RDD, on executors (it only needs the file system).
-    """
-    import pyarrow.parquet as pq
-
-    schema = parse_schema(schema_json)
-    for rel, full in items:
-        meta = pq.read_metadata(full)
-        st = os.stat(full)
-        yield rel, st.st_size, int(st.st_mtime * 1000), meta.num_rows, stats_json(meta, schema, indexed)
-
-
 def _build_adds(
-    spark: Any, root: str, write_dir: str, schema: StructType, partition_columns: Sequence[str], indexed: int
+    spark: Any, storage: Storage, root: str, write_dir: str, schema: StructType, partition_columns: Sequence[str], indexed: int
 ) -> list[AddFile]:
-    directory = os.path.join(root, write_dir)
-    files, side = _data_files(directory) if os.path.isdir(directory) else ([], [])
+    directory = f"{root}/{write_dir}"
+    files, side = _data_files(storage, directory)
     for rel in side:  # Hadoop's .crc checksums and markers: ours, in our fresh directory
-        try:
-            os.remove(os.path.join(directory, rel))
-        except OSError:
-            pass
-    items = [(f"{write_dir}/{rel}", os.path.join(directory, rel)) for rel in files]
+        storage.delete(f"{directory}/{rel}")
+    items = [(f"{write_dir}/{rel}", f"{directory}/{rel}") for rel in files]
     schema_json = schema.to_schema_string()
     if len(items) > EXECUTOR_STATS_THRESHOLD:
         slices = min(len(items), max(1, spark.sparkContext.defaultParallelism * 2))
         rows = (
             spark.sparkContext.parallelize(items, slices)
-            .mapPartitions(lambda part: file_stats(part, schema_json, indexed))
+            .mapPartitions(lambda part: file_facts(storage, part, schema_json, indexed))
             .collect()
         )
     else:
-        rows = list(file_stats(items, schema_json, indexed))
+        rows = list(file_facts(storage, items, schema_json, indexed))
     tz = spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
+    types = partition_types(schema, partition_columns)
     adds, empty = [], []
-    for rel, size, mtime, num_rows, stats in sorted(rows):
+    for facts in sorted(rows):
+        rel, num_rows = facts[0], facts[3]
         if num_rows == 0:
             empty.append(rel)
             continue
         inner = rel[len(write_dir) + 1 :]
-        values = _partition_values(inner, partition_columns, schema, tz, root) if partition_columns else {}
-        adds.append(
-            AddFile(
-                path=quote(rel),
-                size=size,
-                partition_values=values,
-                modification_time=mtime,
-                data_change=True,
-                stats=stats,
-            )
-        )
+        values = partition_values.values_from_directory(inner, partition_columns, types, tz, root) if partition_columns else {}
+        adds.append(add_action(tuple(facts), values))
     for rel in empty:  # Spark writes a header-only file for an empty DataFrame
-        try:
-            os.remove(os.path.join(root, rel))
-        except OSError:
-            pass
+        storage.delete(f"{root}/{rel}")
     return adds
 
 
@@ -615,7 +487,8 @@ def _build_adds(
 
 
 def commit_write(staged: StagedWrite, *, app_id: str | None = None, app_version: int | None = None) -> WriteResult:
-    """Commit the staged files as one table version (creating the table first if new).
+    """Commit the staged files as one table version (creating the table first if new),
+    through ``varlake.write.commit_write``.
 
     If a concurrent writer committed first, an append is rebased on its version as long
     as the table still stores the shredding schemas these files were written with;
@@ -623,66 +496,20 @@ def commit_write(staged: StagedWrite, *, app_id: str | None = None, app_version:
     """
     if staged.noop:
         return _result(staged, None, False)
-    created = False
-    if staged.snapshot is None:
-        try:
-            table = Table.create(staged.path, staged.schema, staged.partition_columns, staged.create_properties)
-            created = True
-        except TableExistsError:
-            if staged.mode == "error":
-                raise
-            table = Table(staged.path)
-        snapshot = table.snapshot()
-        metadata = None if created else _adopt_concurrent_table(table, snapshot, staged)
-    else:
-        table = Table(staged.path)
-        snapshot = staged.snapshot
-        metadata = staged.metadata
-    mode = "append" if staged.mode == "error" else staged.mode
-    for _attempt in range(MAX_REBASES + 1):
-        actions: list[Any] = ([metadata] if metadata is not None else []) + list(staged.adds)
-        try:
-            result = table.commit_files(
-                actions, mode, snapshot, app_id=app_id, app_version=app_version, num_rows=staged.num_rows
-            )
-            return _result(staged, result.version, created)
-        except CommitConflictError as exc:
-            if mode != "append":
-                raise
-            latest = table.snapshot()
-            if _stored(latest, staged) != dict(staged.stored):
-                raise CommitConflictError(
-                    f"{staged.path}: a concurrent commit changed the table's shredding schemas while this write "
-                    f"used {dict(staged.stored)}; nothing was committed, write again ({exc})"
-                ) from exc
-            snapshot, metadata = latest, None
-    raise CommitConflictError(f"{staged.path}: gave up after {MAX_REBASES} rebases on concurrent commits")
-
-
-def _stored(snapshot: Snapshot, staged: StagedWrite) -> dict[str, str]:
-    props = snapshot.properties
-    return {n: props.get(SHREDDING_PROPERTY + n, "") for n in staged.stored}
-
-
-def _metadata_with(snapshot: Snapshot, staged: StagedWrite) -> Metadata:
-    cfg = dict(snapshot.metadata.configuration)
-    cfg.update({SHREDDING_PROPERTY + n: d for n, d in staged.stored.items()})
-    return replace(snapshot.metadata, configuration=cfg)
-
-
-def _adopt_concurrent_table(table: Table, snapshot: Snapshot, staged: StagedWrite) -> Metadata | None:
-    """The table this write meant to create was created concurrently: check the staged
-    files fit it; the metadata change they need, if any."""
-    where = f"{staged.path}: the table was created concurrently"
-    if not same_type(snapshot.schema, staged.schema) or tuple(snapshot.partition_columns) != staged.partition_columns:
-        raise CommitConflictError(f"{where} with another schema or partitioning; nothing was committed")
-    if any(staged.layout.values()) and not is_true(snapshot.properties, ENABLE_SHREDDING):
-        raise CommitConflictError(f"{where} without {ENABLE_SHREDDING}; these shredded files cannot join it")
-    if _stored(snapshot, staged) == dict(staged.stored):
-        return None
-    if snapshot.num_files:
-        raise CommitConflictError(f"{where} with files of another shredding schema; nothing was committed")
-    return _metadata_with(snapshot, staged)
+    pending = PendingWrite(
+        root=staged.path,
+        mode=staged.mode,
+        schema=staged.schema,
+        partition_columns=staged.partition_columns,
+        adds=staged.adds,
+        snapshot=staged.snapshot,
+        create_properties=staged.create_properties,
+        metadata=staged.metadata,
+        stored=staged.stored,
+        layout=staged.layout,
+    )
+    done = commit_pending(DeltaLog(LocalStorage(), staged.path), pending, app_id=app_id, app_version=app_version)
+    return _result(staged, done.version, done.created)
 
 
 def _result(staged: StagedWrite, version: int | None, created: bool) -> WriteResult:

@@ -1,0 +1,54 @@
+"""Writing tables, for every engine: the shredding policy (``shredding``), data files ->
+``add`` actions (``files``), checks on what a write declares (``conform``) and the one
+commit path (``commit``). Engines only produce Parquet files and hand them over.
+
+Partition values (names, text, directories) live in ``varlake.semantics.partition_values``.
+"""
+
+from varlake.write.commit import MODES, Committed, PendingWrite, commit_actions, commit_write
+from varlake.write.conform import check_partition_columns, fits_nullability, partition_types, same_shape
+from varlake.write.files import add_action, file_facts, new_data_file, num_indexed_cols
+from varlake.write.shredding import (
+    ENABLE_SHREDDING,
+    SAMPLE_ROWS,
+    SHREDDING_PROPERTY,
+    ShreddingPlan,
+    evolve_metadata,
+    evolve_stable_ddl,
+    needs_samples,
+    new_table_properties,
+    plan_shredding,
+    stable_widths,
+    stored_schemas,
+    unshreddable_reason,
+    variant_columns,
+)
+
+__all__ = [
+    "ENABLE_SHREDDING",
+    "MODES",
+    "SAMPLE_ROWS",
+    "SHREDDING_PROPERTY",
+    "Committed",
+    "PendingWrite",
+    "ShreddingPlan",
+    "add_action",
+    "check_partition_columns",
+    "commit_actions",
+    "commit_write",
+    "evolve_metadata",
+    "evolve_stable_ddl",
+    "file_facts",
+    "fits_nullability",
+    "needs_samples",
+    "new_data_file",
+    "new_table_properties",
+    "num_indexed_cols",
+    "partition_types",
+    "plan_shredding",
+    "same_shape",
+    "stable_widths",
+    "stored_schemas",
+    "unshreddable_reason",
+    "variant_columns",
+]

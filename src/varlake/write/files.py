@@ -1,0 +1,96 @@
+"""Data files -> ``add`` actions: where a new file goes, and its ``AddFile`` with Delta
+statistics read from its Parquet footer, size and time from ``Storage``.
+
+Both engines use it: ``Table`` for the files varlake's Parquet writer made, the Spark
+writer for the files Spark's made (on the executors when there are many).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from varlake.delta.actions import AddFile
+from varlake.delta.schema import StructType, parse_schema
+from varlake.delta.stats import DEFAULT_NUM_INDEXED_COLS, stats_json
+from varlake.errors import InvalidTablePropertyError
+from varlake.io.storage import Storage
+from varlake.semantics import partition_values
+
+__all__ = [
+    "NUM_INDEXED_COLS",
+    "FileFacts",
+    "add_action",
+    "file_facts",
+    "new_data_file",
+    "num_indexed_cols",
+    "stats_for",
+]
+
+NUM_INDEXED_COLS = "delta.dataSkippingNumIndexedCols"
+FileFacts = tuple[str, int, int, int, str]  # relative path, size, mtime ms, rows, stats JSON
+
+
+def num_indexed_cols(properties: Mapping[str, str]) -> int:
+    """``delta.dataSkippingNumIndexedCols`` (default 32); a bad value is a named error."""
+    try:
+        return int(properties.get(NUM_INDEXED_COLS, DEFAULT_NUM_INDEXED_COLS))
+    except ValueError:
+        raise InvalidTablePropertyError(
+            f"{NUM_INDEXED_COLS} must be an integer, got {properties[NUM_INDEXED_COLS]!r}"
+        ) from None
+
+
+def new_data_file(root: str, partition_columns: Sequence[str], texts: Sequence[str | None]) -> str:
+    """A fresh data file's path relative to ``root``: ``col=value/.../part-<uuid>.c000.zstd.parquet``
+    (checked to stay inside the root)."""
+    name = f"part-{uuid.uuid4()}.c000.zstd.parquet"
+    folder = partition_values.directory(partition_columns, texts)
+    relative = f"{folder}/{name}" if folder else name
+    partition_values.inside_root(root, relative, "new data file")
+    return relative
+
+
+def file_facts(
+    storage: Storage,
+    items: Iterable[tuple[str, str]],
+    schema_json: str,
+    indexed: int,
+    footers: Mapping[str, Any] | None = None,
+) -> Iterator[FileFacts]:
+    """Size, mtime, row count and Delta stats of each ``(relative, storage path)`` file.
+
+    Size and time come from ``storage.info``; the footer from ``footers`` (already at hand)
+    or read through ``storage.open_read``. Runs on the driver or, through an RDD, on executors.
+    """
+    import pyarrow.parquet as pq
+
+    schema = parse_schema(schema_json)
+    for relative, path in items:
+        info = storage.info(path)
+        meta = (footers or {}).get(relative)
+        if meta is None:
+            with storage.open_read(path) as handle:
+                meta = pq.read_metadata(handle)
+        yield relative, info.size, info.mtime_ms, meta.num_rows, stats_json(meta, schema, indexed)
+
+
+def add_action(facts: FileFacts, values: Mapping[str, str | None]) -> AddFile:
+    """The ``add`` of a new data file (its relative path URI-quoted, as Delta logs paths)."""
+    relative, size, mtime, _rows, stats = facts
+    return AddFile(
+        path=quote(relative),
+        size=size,
+        partition_values=dict(values),
+        modification_time=mtime,
+        data_change=True,
+        stats=stats,
+    )
+
+
+def stats_for(storage: Storage, root: str, relative: str, schema: StructType, indexed: int) -> str:
+    """Delta stats of the data file at ``relative`` in the table at ``root``."""
+    (facts,) = file_facts(storage, [(relative, f"{root}/{relative}")], schema.to_schema_string(), indexed)
+    return facts[4]
