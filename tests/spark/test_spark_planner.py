@@ -13,15 +13,16 @@ from varlake.delta.actions import AddFile
 from varlake.delta.schema import parse_schema
 from varlake.errors import TableError
 from varlake.expr import FileStats, TypeFamily, VariantBound, bind, flatten_delta_schema, parse_predicate
+from varlake.expr.raising import cannot_raise
 from varlake.io.parquet_write import write_parquet
+from varlake.read.layout import file_layout
 from varlake.spark.planner import (
     ISNULL,
     PathUse,
-    cannot_raise,
-    file_layout,
     leaf_serves,
     nested_target,
     plan_table,
+    serving,
     target_type,
     type_text,
 )
@@ -206,7 +207,7 @@ def _table(tmp_path: Path, *files: tuple[list[Any], str | None], partitioned: bo
 
 def _layout(table: Table, index: int = 0) -> Any:
     tasks = sorted(table.files(), key=lambda a: a.path)
-    return file_layout(table.open_file(tasks[index].path))
+    return file_layout(table.storage, f"{table.path}/{tasks[index].path}")
 
 
 def test_footer_layout_finds_perfectly_shredded_leaves(tmp_path: Path) -> None:
@@ -426,7 +427,7 @@ def test_perfectly_shredded_subtrees_serve_struct_and_array_targets(tmp_path: Pa
     docs.append(None)
     table = _table(tmp_path, (docs, ORDERS_LAYOUT))
     layout = _layout(table)
-    serve = lambda path, target: layout.serving(_use(path, target))  # noqa: E731
+    serve = lambda path, target: serving(layout, _use(path, target))  # noqa: E731
     assert serve("items", "array<struct<q: decimal(15,2), d: date>>") == "array<struct<q:decimal(9,2),d:date>>"
     assert serve("customer", "struct<c_name: string, nation: struct<n_name: string>>") == "struct<c_name:string,nation:struct<n_name:string>>"
     assert serve("tags", "array<string>") == "array<string>"
@@ -454,7 +455,7 @@ def test_json_nulls_mixed_types_and_residual_fields_do_not_serve(tmp_path: Path)
     customer = _use("customer", "struct<c_name: string>")
     items = _use("items", "array<struct<q: decimal(15,2)>>")
     flags = _use("items", "array<struct<f: string>>")
-    served = [(_layout(table, i).serving(customer), _layout(table, i).serving(items), _layout(table, i).serving(flags)) for i in range(4)]
+    served = [(serving(_layout(table, i), customer), serving(_layout(table, i), items), serving(_layout(table, i), flags)) for i in range(4)]
     assert served == [
         (None, "array<struct<q:decimal(9,2)>>", "array<struct<f:string>>"),  # a JSON null in c_name
         ("struct<c_name:string>", None, None),  # a JSON null element
@@ -467,8 +468,8 @@ def test_keys_equal_up_to_case_are_not_read_as_structs(tmp_path: Path) -> None:
     table = _table(tmp_path, ([{"a": 1, "A": 2, "c": {"x": 1}}, {"a": 3, "c": {"x": 2}}], "a bigint, A bigint, c struct<x: bigint>"))
     layout = _layout(table)
     assert layout.leaf_type(("v",), ("a",)) is None
-    assert layout.serving(_use("", "struct<a: bigint>")) is None
-    assert layout.serving(_use("", "struct<c: struct<x: bigint>>")) == "struct<c:struct<x:long>>"
+    assert serving(layout, _use("", "struct<a: bigint>")) is None
+    assert serving(layout, _use("", "struct<c: struct<x: bigint>>")) == "struct<c:struct<x:long>>"
 
 
 def test_nested_uses_group_files_by_shape(tmp_path: Path) -> None:
@@ -488,18 +489,18 @@ def test_wider_numeric_leaves_serve_narrower_targets_when_the_footer_bounds_fit(
     table = _table(tmp_path, (inside, "q decimal(18,2), n bigint"), (outside, "q decimal(18,2), n bigint"))
     fits, overflows = _layout(table, 0), _layout(table, 1)
     use = lambda path, target: PathUse(("v",), (path,), target)  # noqa: E731
-    assert fits.serving(use("q", "decimal(15,2)")) == "decimal(18,2)"
-    assert fits.serving(use("q", "decimal(8,3)")) == "decimal(18,2)"  # more scale is exact
-    assert fits.serving(use("q", "decimal(7,3)")) is None  # -99999.99 needs five integer digits
-    assert fits.serving(use("q", "decimal(15,1)")) is None  # less scale would round
-    assert fits.serving(use("q", "integer")) is None  # decimal to integer: never by bounds
-    assert fits.serving(use("n", "integer")) is None  # n holds a JSON null: not perfectly shredded
-    assert overflows.serving(use("q", "decimal(15,2)")) is None
-    assert overflows.serving(use("q", "decimal(16,2)")) == "decimal(18,2)"
-    assert overflows.serving(use("n", "integer")) is None and overflows.serving(use("n", "long")) == "long"
+    assert serving(fits, use("q", "decimal(15,2)")) == "decimal(18,2)"
+    assert serving(fits, use("q", "decimal(8,3)")) == "decimal(18,2)"  # more scale is exact
+    assert serving(fits, use("q", "decimal(7,3)")) is None  # -99999.99 needs five integer digits
+    assert serving(fits, use("q", "decimal(15,1)")) is None  # less scale would round
+    assert serving(fits, use("q", "integer")) is None  # decimal to integer: never by bounds
+    assert serving(fits, use("n", "integer")) is None  # n holds a JSON null: not perfectly shredded
+    assert serving(overflows, use("q", "decimal(15,2)")) is None
+    assert serving(overflows, use("q", "decimal(16,2)")) == "decimal(18,2)"
+    assert serving(overflows, use("n", "integer")) is None and serving(overflows, use("n", "long")) == "long"
     ints = _table(tmp_path / "ints", ([{"n": 5}, {"n": -(2**31)}, {}], "n bigint"))
-    assert _layout(ints).serving(use("n", "integer")) == "long"
-    assert _layout(ints).serving(use("n", "short")) is None
-    assert _layout(ints).serving(use("n", "decimal(10,0)")) == "long"
-    assert _layout(ints).serving(use("n", "decimal(11,2)")) is None
+    assert serving(_layout(ints), use("n", "integer")) == "long"
+    assert serving(_layout(ints), use("n", "short")) is None
+    assert serving(_layout(ints), use("n", "decimal(10,0)")) == "long"
+    assert serving(_layout(ints), use("n", "decimal(11,2)")) is None
     assert _layout(ints).leaf_bounds("v.typed_value.n") == (-(2**31), 5)

@@ -17,6 +17,7 @@ import varlake.spark as vs
 from spark_files import spark_shredded_file
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import parse_schema
+from varlake.errors import ExpressionEvaluationError
 from varlake.io.parquet_write import write_parquet
 from varlake.spark.explain import executed_scans
 from varlake.spark.reader import IGNORE_VARIANT_ANNOTATION
@@ -208,6 +209,25 @@ def test_explain_shows_groups_skips_and_sql(spark: Any, events: Table, capsys: A
     assert "IF(__vl_shredded, __vl_0, CAST(VARIANT_GET(v, '$.b') AS STRING))" in text
     text = str(vs.explain(spark, events, columns=["*"], show=False))
     assert "Variant columns read whole: SELECT * reads every column" in text and "(as written)" in text
+
+
+
+def test_explain_lists_the_files_put_back_and_the_cast_that_could_raise(spark: Any, tmp_path: Path) -> None:
+    table = Table.create(tmp_path / "t", "id bigint, v variant", properties={"delta.enableVariantShredding": "true"})
+    table.append([{"id": i, "v": {"a": i}} for i in range(5)])
+    table.append([{"id": 10 + i, "v": {"a": 1000 + i}} for i in range(3)])  # too large for a TINYINT
+    where = "v:a::tinyint < -5"
+    explanation = vs.explain(spark, table, ["id"], where, show=False)
+    text = str(explanation)
+    assert "skipped by statistics: 1" in text
+    assert "put back although statistics exclude them (a cast in the filter could raise): 1" in text
+    assert "variant_get(v, '$[\\'a\\']', 'byte')" in text
+    assert [p.task.num_records for p in explanation.plans["table"].put_back] == [3]
+    # Spark meets the failing cast in the file put back; so does the pyarrow reader
+    with pytest.raises(Exception, match="INVALID_VARIANT_CAST|CAST"):
+        vs.read(spark, table, ["id"], where).collect()
+    with pytest.raises(ExpressionEvaluationError, match="TINYINT|byte"):
+        table.scan(where).to_arrow()
 
 
 DELTA_QUERIES = [

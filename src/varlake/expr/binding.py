@@ -88,7 +88,7 @@ class _Binder(PredicateVisitor[Predicate]):
             column = self.column(term.column)
             if column.dtype != "variant":
                 raise ExpressionTypeError(f"{term}: column {column} is {column.dtype}, not variant")
-            return VariantGet(column, term.path, normalize_type(term.target), term.try_)
+            return VariantGet(column, term.path, normalize_type(term.target), term.try_, term.eager)
         if isinstance(term, Cast):
             inner = self.term(term.term)
             target = normalize_type(term.target)

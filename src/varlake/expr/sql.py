@@ -252,7 +252,7 @@ def _variant_get(node: exp.Anonymous) -> VariantGet:
     column = _column_of(args[0], node)
     path, target = _string_arg(args[1], node), (_string_arg(args[2], node) if len(args) == 3 else "variant")
     return VariantGet(column, _normalize_variant_path(path), normalize_type(target),
-                      _VARIANT_GET[str(node.this).lower()])
+                      _VARIANT_GET[str(node.this).lower()], eager=True)
 
 
 def _string_arg(node: exp.Expression, call: exp.Expression) -> Any:

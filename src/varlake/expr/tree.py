@@ -10,7 +10,7 @@ structural equality, so use ``.eq(x)`` / ``.ne(x)`` for SQL ``=`` / ``<>``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot.tokens import Tokenizer
@@ -19,6 +19,7 @@ from varlake.errors import ExpressionError, ExpressionTypeError
 from varlake.expr.casts import java_double_text, literal_type
 from varlake.expr.types import ColumnPath, normalize_type
 from varlake.expr.variant_paths import _normalize_variant_path
+from varlake.semantics.types import backquote
 
 NEGATED_OPS = {"=": "<>", "<>": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 FLIPPED_OPS = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<=", "<=>": "<=>"}
@@ -88,12 +89,20 @@ class Column(Term):
 
 @dataclass(frozen=True, slots=True)
 class VariantGet(Term):
-    """``variant_get(column, path, target)``; ``path`` is RFC 9535 normalized (the stats key)."""
+    """``variant_get(column, path, target)``; ``path`` is RFC 9535 normalized (the stats key).
+
+    ``eager`` marks the function form written in SQL (``variant_get(v, '$.a', 'int')``):
+    Spark 4.3 extracts it while scanning (``spark.sql.variant.pushVariantIntoScan``), on
+    every row read, so a value that does not convert raises whatever the rest of the
+    filter says. The cast forms (``v:a::int``, ``CAST(v:a AS INT)``) cast lazily, on the
+    rows where the filter reaches them.
+    """
 
     column: Column
     path: str
     target: str
     try_: bool = False
+    eager: bool = field(default=False, compare=False)  # how it is evaluated, not what it is
 
     def __str__(self) -> str:
         fn = "try_variant_get" if self.try_ else "variant_get"
@@ -307,7 +316,7 @@ def _as_literal(value: Any) -> Literal:
 def _ident(name: str) -> str:
     if _PLAIN_NAME.fullmatch(name) and name.upper() not in Tokenizer.KEYWORDS:
         return name
-    return "`" + name.replace("`", "``") + "`"
+    return backquote(name)
 
 
 def _quote(text: str) -> str:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import abc
 import errno
+import io
 import os
 import uuid
+from typing import BinaryIO
 from dataclasses import dataclass
 
 from varlake.errors import StorageError, StorageFileNotFoundError
@@ -91,6 +93,12 @@ class Storage(abc.ABC):
     @abc.abstractmethod
     def location(self, path: str) -> str:
         """The absolute, normalised location ``path`` names (to match absolute paths in logs)."""
+
+    def open_read(self, path: str) -> BinaryIO:
+        """A seekable binary file object on ``path`` for reading parts of it (a Parquet
+        footer); ``StorageFileNotFoundError`` if absent. The caller closes it. This
+        default reads the whole file; stores that can read ranges override it."""
+        return io.BytesIO(self.read(path))
 
 
 def _mtime_ms(st: os.stat_result) -> int:
@@ -247,6 +255,16 @@ class LocalStorage(Storage):
 
     def location(self, path: str) -> str:
         return os.path.abspath(self._os_path(path)).replace(os.sep, "/")
+
+    def open_read(self, path: str) -> BinaryIO:
+        try:
+            return open(self._os_path(path), "rb")
+        except FileNotFoundError as exc:
+            raise StorageFileNotFoundError(f"no such file: {path}") from exc
+        except IsADirectoryError as exc:
+            raise StorageError(f"is a directory, not a file: {path}") from exc
+        except OSError as exc:
+            raise StorageError(f"cannot read {path}: {exc}") from exc
 
 
 def _silent_unlink(path: str) -> None:

@@ -1,4 +1,23 @@
-"""Plan a scan: bind the filter, skip files by partition values and statistics."""
+"""Plan a scan: bind the filter, skip files by partition values and statistics.
+
+Each file of the snapshot lands in exactly one place of the ``ScanPlan``:
+
+* ``skipped_by_partition`` -- the filter, with the file's partition values folded in
+  (``fold_partitions``), is FALSE;
+* ``skipped_by_stats`` -- statistics prove no row matches, and evaluating the filter on
+  its rows could not raise either (``expr.raising``), or a plain-column conjunct
+  excludes every row (``row_group_guards``: no row group is evaluated then);
+* ``put_back`` -- statistics prove no row matches, but a cast in the filter could
+  raise on its rows (``CAST(v:a AS INT)`` of ``"x"``): an engine evaluating the filter
+  row by row, as Spark does under ANSI, would have failed there, so the file is read
+  and the error surfaces the same way in every engine;
+* ``tasks`` -- every file to read (the put-back ones included), each with its
+  residual filter (``ScanTask.residual``).
+
+How a reader evaluates the residual so that it raises where Spark raises (row groups
+left unevaluated, extractions done on every row, the order of a row's checks) is in
+``read.residual``; ``read.arrow_reader`` follows it, and Spark does it by itself.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +30,23 @@ from varlake.delta.paths import relative_data_path
 from varlake.delta.schema import PrimitiveType, StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
-from varlake.expr import FileStats, Predicate, SkippingEvaluator, bind, flatten_delta_schema, parse_predicate
+from varlake.expr import (
+    AlwaysFalse,
+    AlwaysTrue,
+    FileStats,
+    Predicate,
+    SkippingEvaluator,
+    Term,
+    VariantGet,
+    bind,
+    flatten_delta_schema,
+    parse_predicate,
+)
+from varlake.expr.raising import cast_proofs
+from varlake.read.residual import fold_partitions, row_group_guards
 
 ColumnPath = tuple[str, ...]
+_ABSENT = object()  # a partition value missing from an add (not NULL)
 
 
 def schema_types(schema: StructType) -> dict[ColumnPath, str]:
@@ -31,11 +64,13 @@ def bind_filter(filter: str | Predicate | None, schema: StructType, session_tz: 
 
 @dataclass(frozen=True)
 class ScanTask:
-    """One data file to read: where it is, its partition values, its statistics."""
+    """One data file: where it is, its partition values, its statistics, and (in a plan's
+    ``tasks``) the filter its rows are read with, partition values folded in."""
 
     add: AddFile
     relative_path: str
     stats: FileStats = field(repr=False)
+    residual: Predicate | None = field(default=None, repr=False, compare=False)
 
     @property
     def partition_values(self) -> Mapping[str, str | None]:
@@ -47,15 +82,48 @@ class ScanTask:
 
 
 @dataclass(frozen=True)
+class PutBack:
+    """A file statistics would skip, read because ``terms`` (casts in its residual filter)
+    could raise on its rows."""
+
+    task: ScanTask
+    terms: tuple[Term, ...]
+
+    @property
+    def reason(self) -> str:
+        parts = []
+        for term in self.terms:
+            if isinstance(term, VariantGet):
+                parts.append(f"{term}: statistics do not prove every value at {term.path} converts to {term.target}")
+            else:
+                parts.append(f"{term}: no statistics prove its input converts")
+        return "a cast in the filter could raise -- " + "; ".join(parts)
+
+
+@dataclass(frozen=True)
 class ScanPlan:
-    """Files to read and files skipped, for one snapshot and one bound filter."""
+    """Files to read and files skipped (and why), for one snapshot and one bound filter.
+
+    ``tasks`` are the files to read, put-back files included; ``skipped`` the files not
+    read (by partition values, then by statistics).
+    """
 
     version: int
     schema: StructType
     partition_columns: tuple[str, ...]
     filter: Predicate | None
     tasks: tuple[ScanTask, ...]
-    skipped: tuple[ScanTask, ...]
+    skipped_by_partition: tuple[ScanTask, ...] = ()
+    skipped_by_stats: tuple[ScanTask, ...] = ()
+    put_back: tuple[PutBack, ...] = ()
+
+    @property
+    def skipped(self) -> tuple[ScanTask, ...]:
+        return self.skipped_by_partition + self.skipped_by_stats
+
+    @property
+    def put_back_tasks(self) -> tuple[ScanTask, ...]:
+        return tuple(p.task for p in self.put_back)
 
     @property
     def total_files(self) -> int:
@@ -71,27 +139,110 @@ def partition_types(schema: StructType, partition_columns: tuple[str, ...]) -> d
     return out
 
 
+_READ, _PARTITION, _STATS, _PUT_BACK = range(4)
+
+
+class _Residual:
+    """One residual filter of a scan, compiled once: where a file goes given its statistics."""
+
+    __slots__ = ("filter", "casts", "fixed", "might_match", "_guards", "_partitions", "_tz")
+
+    def __init__(self, filter: Predicate, partitions: Mapping[str, str], tz: str) -> None:
+        self.filter = filter
+        self.casts = cast_proofs(filter)
+        self.fixed = _PARTITION if isinstance(filter, AlwaysFalse) else _READ if isinstance(filter, AlwaysTrue) else None
+        self.might_match = (
+            SkippingEvaluator(filter, partitions, session_tz=tz).might_match if self.fixed is None else None
+        )
+        self._partitions = partitions
+        self._tz = tz
+        self._guards: tuple[SkippingEvaluator, ...] | None = None
+
+    def unproven(self, stats: FileStats) -> tuple[Term, ...]:
+        """The casts this file's statistics do not prove safe."""
+        for _, proven in self.casts:
+            if not proven(stats):
+                return tuple(t for t, p in self.casts if not p(stats))
+        return ()
+
+    def guard_excludes(self, stats: FileStats) -> bool:
+        """Whether statistics exclude every row from one of the ``row_group_guards``."""
+        if self._guards is None:
+            self._guards = tuple(
+                SkippingEvaluator(g, self._partitions, session_tz=self._tz) for g in row_group_guards(self.filter)
+            )
+        return any(not g.might_match(stats) for g in self._guards)
+
+    def place(self, stats: FileStats) -> tuple[int, tuple[Term, ...]]:
+        """Where a file with these statistics goes, and the casts that put it back."""
+        if self.fixed is not None:
+            return self.fixed, ()
+        if self.might_match(stats):  # type: ignore[misc]
+            return _READ, ()
+        terms = self.unproven(stats) if self.casts else ()
+        if not terms or self.guard_excludes(stats):
+            return _STATS, ()  # nothing can raise, or no row group is ever evaluated
+        return _PUT_BACK, terms
+
+
+class _Residuals:
+    """The residual filter of each distinct set of partition values of one scan."""
+
+    def __init__(self, filter: Predicate, partitions: Mapping[str, str], session_tz: str) -> None:
+        self.filter = filter
+        self.partitions = partitions
+        self.tz = session_tz
+        self._by_values: dict[tuple[object, ...], _Residual] = {}
+        self.unpartitioned = _Residual(filter, partitions, session_tz) if not partitions else None
+
+    def of(self, partition_values: Mapping[str, str | None]) -> _Residual:
+        if self.unpartitioned is not None:
+            return self.unpartitioned
+        key = tuple(partition_values.get(name, _ABSENT) for name in self.partitions)
+        residual = self._by_values.get(key)
+        if residual is None:
+            folded = fold_partitions(self.filter, partition_values, self.partitions, self.tz)
+            residual = self._by_values[key] = _Residual(folded, self.partitions, self.tz)
+        return residual
+
+
 def plan_scan(
     snapshot: Snapshot, root_location: str, filter: str | Predicate | None = None, session_tz: str = "UTC"
 ) -> ScanPlan:
-    """Every live file of ``snapshot`` as a task, minus those the filter proves empty.
+    """Every live file of ``snapshot``, sorted into files to read and files skipped (see the module).
 
     ``root_location`` is the absolute location of the table root (paths are checked to stay in it).
     """
     schema = snapshot.schema
     bound = bind_filter(filter, schema, session_tz)
-    evaluator = (
-        SkippingEvaluator(bound, partition_types(schema, snapshot.partition_columns), session_tz=session_tz)
+    residuals = (
+        _Residuals(bound, partition_types(schema, tuple(snapshot.partition_columns)), session_tz)
         if bound is not None
         else None
     )
     keep: list[ScanTask] = []
-    skip: list[ScanTask] = []
+    by_partition: list[ScanTask] = []
+    by_stats: list[ScanTask] = []
+    put_back: list[PutBack] = []
     for add in snapshot.files:
         rel = relative_data_path(add.path, root_location, f"add {add.path!r}")
-        task = ScanTask(add, rel, file_stats(add.stats, schema, add.partition_values))
-        if evaluator is None or evaluator.might_match(task.stats):
+        stats = file_stats(add.stats, schema, add.partition_values)
+        if residuals is None:
+            keep.append(ScanTask(add, rel, stats))
+            continue
+        residual = residuals.of(add.partition_values)
+        where, terms = residual.place(stats)
+        task = ScanTask(add, rel, stats, residual.filter)
+        if where == _READ:
             keep.append(task)
+        elif where == _STATS:
+            by_stats.append(task)
+        elif where == _PARTITION:
+            by_partition.append(task)
         else:
-            skip.append(task)
-    return ScanPlan(snapshot.version, schema, tuple(snapshot.partition_columns), bound, tuple(keep), tuple(skip))
+            keep.append(task)
+            put_back.append(PutBack(task, terms))
+    return ScanPlan(
+        snapshot.version, schema, tuple(snapshot.partition_columns), bound,
+        tuple(keep), tuple(by_partition), tuple(by_stats), tuple(put_back),
+    )

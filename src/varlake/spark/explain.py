@@ -1,8 +1,8 @@
 """``explain``: what the Spark reader will do for a query, without running it.
 
 Per table: the snapshot version, the filter used for skipping, which files were skipped
-by partition values and by statistics (and which were put back because a cast in the
-filter could raise on them), which file groups take the struct-pruned path (with the leaf
+by partition values and by statistics (``varlake.read.plan_scan``), which were put back
+because a cast in the filter could raise on them (and which casts), which file groups take the struct-pruned path (with the leaf
 type of every used Variant path) and which are read as Variant, and why a table is read
 whole; then the SQL that Spark runs.
 """
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from varlake.errors import TableError
+from varlake.read import PutBack
 from varlake.spark.planner import FileGroup, TablePlan
 from varlake.spark.reader import PreparedQuery, TableSource, prepare, read_query
 
@@ -57,6 +58,17 @@ def _files(title: str, tasks: Sequence[Any]) -> list[str]:
     return out
 
 
+def _put_back(put_back: Sequence[PutBack]) -> list[str]:
+    if not put_back:
+        return []
+    out = [f"  put back although statistics exclude them (a cast in the filter could raise): {len(put_back)}"]
+    for p in put_back[:_MAX_LISTED]:
+        out.append(f"    {p.task.relative_path}: " + "; ".join(str(t) for t in p.terms))
+    if len(put_back) > _MAX_LISTED:
+        out.append(f"    ... and {len(put_back) - _MAX_LISTED} more")
+    return out
+
+
 def _group_line(group: FileGroup) -> str:
     rows = sum(t.num_records or 0 for t in group.tasks)
     where = ", ".join(f"{k}={v}" for k, v in group.partition_values)
@@ -73,7 +85,7 @@ def _table_lines(name: str, plan: TablePlan, prepared: PreparedQuery) -> list[st
     lines.append(f"  skipping filter: {plan.filter if plan.filter is not None else 'none'}")
     lines += _files("skipped by partition values", plan.skipped_by_partition)
     lines += _files("skipped by statistics", plan.skipped_by_stats)
-    lines += _files("kept although statistics exclude them (a cast in the filter could raise)", plan.readmitted)
+    lines += _put_back(plan.put_back)
     if plan.whole_variant:
         lines.append("  Variant columns read whole: " + "; ".join(usage.reasons))
     elif plan.uses:

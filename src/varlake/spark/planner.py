@@ -1,15 +1,16 @@
-"""Read plans for Spark: which files to skip, and which read path each remaining file takes.
+"""Read plans for Spark: which read path each file of a table takes.
 
 A query touches a table's Variant columns (top-level, or held in structs) through *path
 uses* (``v:a.b::bigint``, ``variant_get(v, '$.a', 'int')``, ``s.v:a IS NULL``). For each
 table the planner
 
-1. skips files by partition values and statistics (``varlake.read.plan_scan``), and puts
-   back any file skipped on statistics where the filter holds a cast that could raise
-   for that file's values (Spark would have raised there; see ``cannot_raise``);
-2. reads each remaining file's footer (cached per file) to see, per used path, whether
-   the path is *perfectly shredded* there -- a typed ``typed_value`` leaf whose sibling
-   ``value`` column is null in every row group -- and which type the leaf has;
+1. plans the scan with ``varlake.read.plan_scan``, as every engine does: files skipped
+   by partition values and by statistics, and files put back because a cast in the
+   filter could raise on them (Spark would have raised there);
+2. takes each file's footer facts (``varlake.read.file_layout``, read through the
+   table's ``Storage`` and cached per file): per used path, whether it is *perfectly
+   shredded* there -- a typed ``typed_value`` leaf whose sibling ``value`` column is
+   null in every row group -- and which type the leaf has;
 3. groups the files: a file in which every used path is perfectly shredded with a leaf
    that converts to the asked type without loss or failure (``leaf_serves``; or, for a
    wider integer or decimal leaf, when the footer's min and max prove every value fits
@@ -36,52 +37,36 @@ exactly where the typed leaf is null as well.
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from decimal import Decimal
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from varlake.delta.schema import ArrayType, DataType, PrimitiveType, StructField, StructType, VariantType
 from varlake.delta.snapshot import Snapshot
-from varlake.errors import ExpressionError, ShreddingError, TableError, VariantError
-from varlake.expr import (
-    And,
-    Cast,
-    FileStats,
-    Or,
-    Predicate,
-    SkippingEvaluator,
-    TypeFamily,
-    VariantGet,
-    visit,
-)
-from varlake.expr.types import INTEGRAL_TYPES, decimal_params, family_of, is_integral
-from varlake.expr.visitors import PredicateVisitor, leaf_terms, referenced_columns
-from varlake.read import ScanPlan, ScanTask, bind_filter, plan_scan
-from varlake.read.planner import partition_types
-from varlake.shred.layout import ArrayLayout, LeafKind, ObjectLayout, PrimitiveLayout, ValueLayout, recognise_layout
+from varlake.errors import ExpressionError, TableError, VariantError
+from varlake.expr import And, Or, Predicate
+from varlake.expr.raising import fits
+from varlake.expr.types import decimal_params, is_integral
+from varlake.read import PutBack, ScanPlan, ScanTask, bind_filter, plan_scan
+from varlake.read.layout import FileLayout, file_layout, leaf_type_name, unique_field
+from varlake.shred.layout import ArrayLayout, ObjectLayout, PrimitiveLayout, ValueLayout
 from varlake.table import Table
-from varlake.variant.cast import SparkType, parse_type, quote_identifier
+from varlake.semantics.types import DELTA_NAMES, SparkType, quote_identifier
+from varlake.variant.cast import parse_type
 from varlake.variant.path import VariantPath
 
 __all__ = [
     "ISNULL",
     "FileGroup",
-    "FileLayout",
     "PathUse",
     "TablePlan",
-    "cannot_raise",
-    "file_layout",
     "is_nested",
     "leaf_serves",
     "nested_target",
     "plan_table",
+    "serving",
     "target_type",
     "type_text",
     "variant_columns",
@@ -96,20 +81,6 @@ GroupKind = Literal["shredded", "variant"]
 _INTEGRAL_RANK = {"byte": 0, "short": 1, "integer": 2, "long": 3}
 _INTEGRAL_DIGITS = {"byte": 3, "short": 5, "integer": 10, "long": 19}
 _SAME_TYPE_ONLY = frozenset({"string", "binary", "boolean", "date", "timestamp", "timestamp_ntz", "float", "double"})
-_LEAF_TYPES: Mapping[LeafKind, str] = {
-    LeafKind.BOOLEAN: "boolean",
-    LeafKind.INT8: "byte",
-    LeafKind.INT16: "short",
-    LeafKind.INT32: "integer",
-    LeafKind.INT64: "long",
-    LeafKind.FLOAT: "float",
-    LeafKind.DOUBLE: "double",
-    LeafKind.DATE: "date",
-    LeafKind.TIMESTAMP: "timestamp",
-    LeafKind.TIMESTAMP_NTZ: "timestamp_ntz",
-    LeafKind.STRING: "string",
-    LeafKind.BINARY: "binary",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +107,6 @@ class PathUse:
 
 # --- struct and array targets ------------------------------------------------------------------------
 
-_SPARK_NAMES = {"tinyint": "byte", "smallint": "short", "int": "integer", "bigint": "long"}
 _NOT_NULL = re.compile(r"\bnot\s+null\b", re.IGNORECASE)
 _COMMENT = re.compile(r"\bcomment\b", re.IGNORECASE)
 
@@ -156,21 +126,21 @@ def _from_spark(t: SparkType) -> DataType | None:
         element = _from_spark(t.element)
         return ArrayType(element, True) if element is not None else None
     if t.name == "struct":
-        names = [name for name, _ in t.fields]
+        names = [f.name for f in t.fields]
         if not names or len({name.lower() for name in names}) != len(names):
             return None
         fields = []
-        for name, field_type in t.fields:
-            converted = _from_spark(field_type)
+        for f in t.fields:
+            converted = _from_spark(f.type)
             if converted is None:
                 return None
-            fields.append(StructField(name, converted, True))
+            fields.append(StructField(f.name, converted, True))
         return StructType(tuple(fields))
     if t.name in ("map", "variant", "time"):
         return None
     if t.name == "decimal":
         return PrimitiveType(f"decimal({t.precision},{t.scale})")
-    return PrimitiveType(_SPARK_NAMES.get(t.name, t.name))
+    return PrimitiveType(DELTA_NAMES.get(t.name, t.name))
 
 
 def type_text(dtype: DataType) -> str:
@@ -216,248 +186,103 @@ def target_type(text: str) -> DataType:
     return dtype
 
 
-# --- a file's physical layout ------------------------------------------------------------------------
+# --- what a file's shredded leaves serve (footer facts: ``varlake.read.layout``) --------------------------
 
 
-def _parquet_paths(t: pa.DataType, prefix: str, out: dict[str, None]) -> None:
-    """Dotted Parquet column paths of every leaf under an Arrow type (3-level lists)."""
-    if pa.types.is_struct(t):
-        for i in range(t.num_fields):
-            _parquet_paths(t.field(i).type, f"{prefix}.{t.field(i).name}", out)
-    elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        _parquet_paths(t.value_type, f"{prefix}.list.{t.value_field.name}", out)
-    elif pa.types.is_map(t):
-        _parquet_paths(t.key_type, f"{prefix}.key_value.key", out)
-        _parquet_paths(t.item_type, f"{prefix}.key_value.value", out)
-    else:
-        out[prefix] = None
+def serving(layout: FileLayout, use: PathUse) -> str | None:
+    """What this file reads for ``use`` if it serves it, else None: the leaf type
+    (``leaf_serves``), or for a struct/array target the shape of the subtree to read."""
+    key = ("spark.serving", use)
+    if key not in layout.memo:
+        layout.memo[key] = _serving(layout, use)
+    return layout.memo[key]  # type: ignore[return-value]
 
 
-class FileLayout:
-    """The footer facts of one data file that decide its read path (built once per file)."""
+def _serving(layout: FileLayout, use: PathUse) -> str | None:
+    if not is_nested(use.target):
+        leaf = layout.leaf_type(use.column, use.segments)
+        if leaf_serves(leaf, use.target):
+            return leaf
+        found = layout.node(use.column, use.segments) if leaf is not None else None
+        return leaf if found is not None and _bounded_serves(layout, leaf, use.target, found[1]) else None
+    found = layout.node(use.column, use.segments)
+    shape = _shape(layout, *found, target_type(use.target)) if found is not None else None
+    return type_text(shape) if shape is not None else None
 
-    def __init__(self, location: str, metadata: pq.FileMetaData) -> None:
-        self.location = location
-        self.metadata = metadata
-        self.schema = metadata.schema.to_arrow_schema()
-        self.columns = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
-        self._layouts: dict[tuple[str, ...], ValueLayout | None] = {}
-        self._leaves: dict[tuple[tuple[str, ...], tuple[Segment, ...]], str | None] = {}
-        self._shapes: dict[tuple[tuple[str, ...], tuple[Segment, ...], str], str | None] = {}
 
-    def _group_type(self, column: tuple[str, ...]) -> pa.DataType | None:
-        t: pa.DataType | None = None
-        for i, name in enumerate(column):
-            if i == 0:
-                index = self.schema.get_field_index(name)
-                t = self.schema.field(index).type if index >= 0 else None
-            elif t is not None and pa.types.is_struct(t) and t.get_field_index(name) >= 0:
-                t = t.field(name).type
-            else:
-                return None
-        return t if t is not None and pa.types.is_struct(t) else None
+def _bounded_serves(layout: FileLayout, leaf: str, target: str, parquet: str) -> bool:
+    """A leaf wider than ``target`` still serves it when the footer's min and max prove
+    every value fits: integers into narrower integers or decimals, decimals into
+    decimals with fewer integer digits (never a smaller scale: that would round)."""
+    leaf_decimal, target_decimal = decimal_params(leaf), decimal_params(target)
+    numeric_target = is_integral(target) or target_decimal is not None
+    if not numeric_target or not (is_integral(leaf) or leaf_decimal is not None):
+        return False
+    if leaf_decimal is not None and (target_decimal is None or leaf_decimal[1] > target_decimal[1]):
+        return False
+    bounds = layout.leaf_bounds(parquet)
+    if bounds is None:
+        return False
+    low, high = bounds
+    return low is None or (fits(low, target) and fits(high, target))
 
-    def variant_root(self, column: tuple[str, ...]) -> ValueLayout | None:
-        """The top ``value``/``typed_value`` level of a Variant column, or None if it is not one."""
-        if column not in self._layouts:
-            layout: ValueLayout | None = None
-            group = self._group_type(column)
-            if group is not None:
-                try:
-                    layout = recognise_layout(group, f"{self.location}: column {'.'.join(column)!r}").root
-                except ShreddingError:
-                    layout = None  # Spark's own reader decides what such a file means
-            self._layouts[column] = layout
-        return self._layouts[column]
 
-    def all_null(self, column_path: str) -> bool:
-        """Footer proof that a Parquet column holds no value in any row group."""
-        index = self.columns.get(column_path)
-        if index is None:
-            return False
-        for g in range(self.metadata.num_row_groups):
-            chunk = self.metadata.row_group(g).column(index)
-            stats = chunk.statistics
-            if stats is None or not stats.has_null_count or stats.null_count != chunk.num_values:
-                return False
-        return True
-
-    def leaf_type(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> str | None:
-        """Type (canonical name) of the typed leaf at a perfectly shredded path, else None."""
-        key = (column, segments)
-        if key not in self._leaves:
-            found = self._node(column, segments)
-            self._leaves[key] = self._primitive_leaf(*found) if found is not None else None
-        return self._leaves[key]
-
-    def serving(self, use: PathUse) -> str | None:
-        """What this file reads for ``use`` if it serves it, else None: the leaf type
-        (``leaf_serves``), or for a struct/array target the shape of the subtree to read."""
-        if not is_nested(use.target):
-            leaf = self.leaf_type(use.column, use.segments)
-            if leaf_serves(leaf, use.target):
-                return leaf
-            found = self._node(use.column, use.segments) if leaf is not None else None
-            return leaf if found is not None and self._bounded_serves(leaf, use.target, found[1]) else None
-        key = (use.column, use.segments, use.target)
-        if key not in self._shapes:
-            found = self._node(use.column, use.segments)
-            shape = self._shape(*found, target_type(use.target)) if found is not None else None
-            self._shapes[key] = type_text(shape) if shape is not None else None
-        return self._shapes[key]
-
-    def leaf_bounds(self, parquet: str) -> tuple[object, object] | None:
-        """Footer min and max of an INT32/INT64 typed leaf over all row groups (``(None,
-        None)`` when it holds no value at all), or None when a row group has values but no
-        trustworthy statistics."""
-        index = self.columns.get(f"{parquet}.typed_value")
-        if index is None:
+def _shape(layout: FileLayout, node: ValueLayout, parquet: str, target: DataType) -> DataType | None:
+    """The subtree to read for ``target`` if this level is perfectly shredded for it."""
+    if isinstance(target, PrimitiveType):
+        leaf = layout.primitive_leaf(node, parquet)
+        if leaf is None:
             return None
-        low: object = None
-        high: object = None
-        for g in range(self.metadata.num_row_groups):
-            chunk = self.metadata.row_group(g).column(index)
-            stats = chunk.statistics
-            if stats is not None and stats.has_null_count and stats.null_count == chunk.num_values:
-                continue  # only NULLs here
-            if stats is None or not stats.has_min_max or chunk.physical_type not in ("INT32", "INT64"):
+        serves = leaf_serves(leaf, target.name) or _bounded_serves(layout, leaf, target.name, parquet)
+        return PrimitiveType(leaf) if serves else None
+    if node.has_value and not layout.all_null(f"{parquet}.value"):
+        return None  # some values here are not shredded objects/arrays (or are JSON nulls)
+    typed = node.typed
+    if isinstance(target, ArrayType) and isinstance(typed, ArrayLayout):
+        element = _shape(layout, typed.element, f"{parquet}.typed_value.list.element", target.element_type)
+        return ArrayType(element, True) if element is not None else None
+    if isinstance(target, StructType) and isinstance(typed, ObjectLayout):
+        fields = []
+        for wanted in target.fields:
+            if wanted.name not in typed.keys:
+                continue  # never in any object here (the residual value is all-null): NULL
+            child = unique_field(typed, wanted.name)
+            sub = _shape(layout, child, f"{parquet}.typed_value.{wanted.name}", wanted.type) if child is not None else None
+            if sub is None:
                 return None
-            low = stats.min if low is None or stats.min < low else low  # type: ignore[operator]
-            high = stats.max if high is None or stats.max > high else high  # type: ignore[operator]
-        return low, high
-
-    def _bounded_serves(self, leaf: str, target: str, parquet: str) -> bool:
-        """A leaf wider than ``target`` still serves it when the footer's min and max prove
-        every value fits: integers into narrower integers or decimals, decimals into
-        decimals with fewer integer digits (never a smaller scale: that would round)."""
-        leaf_decimal, target_decimal = decimal_params(leaf), decimal_params(target)
-        numeric_target = is_integral(target) or target_decimal is not None
-        if not numeric_target or not (is_integral(leaf) or leaf_decimal is not None):
-            return False
-        if leaf_decimal is not None and (target_decimal is None or leaf_decimal[1] > target_decimal[1]):
-            return False
-        bounds = self.leaf_bounds(parquet)
-        if bounds is None:
-            return False
-        low, high = bounds
-        return low is None or (_fits(low, target) and _fits(high, target))
-
-    def _node(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> tuple[ValueLayout, str] | None:
-        """The shredded level at a path and its dotted Parquet path, if the path is shredded."""
-        node = self.variant_root(column)
-        if node is None:
-            return None
-        parquet = ".".join(column)
-        for segment in segments:
-            typed = node.typed
-            if isinstance(segment, str) and isinstance(typed, ObjectLayout):
-                child = _unique_field(typed, segment)
-                if child is None:
-                    return None
-                node, parquet = child, f"{parquet}.typed_value.{segment}"
-            elif isinstance(segment, int) and isinstance(typed, ArrayLayout):
-                node, parquet = typed.element, f"{parquet}.typed_value.list.element"
-            else:
+            fields.append(StructField(wanted.name, sub))
+        if not fields:
+            probe = _probe(layout, typed, parquet)
+            if probe is None:
                 return None
-        return node, parquet
-
-    def _primitive_leaf(self, node: ValueLayout, parquet: str) -> str | None:
-        """The leaf type of a level holding only typed primitives (its ``value`` all-null)."""
-        if not isinstance(node.typed, PrimitiveLayout):
-            return None
-        if f"{parquet}.typed_value" not in self.columns:
-            return None  # e.g. a legacy 2-level list: its column paths differ
-        if node.has_value and not self.all_null(f"{parquet}.value"):
-            return None
-        return _leaf_type_name(node.typed)
-
-    def _shape(self, node: ValueLayout, parquet: str, target: DataType) -> DataType | None:
-        """The subtree to read for ``target`` if this level is perfectly shredded for it."""
-        if isinstance(target, PrimitiveType):
-            leaf = self._primitive_leaf(node, parquet)
-            if leaf is None:
-                return None
-            serves = leaf_serves(leaf, target.name) or self._bounded_serves(leaf, target.name, parquet)
-            return PrimitiveType(leaf) if serves else None
-        if node.has_value and not self.all_null(f"{parquet}.value"):
-            return None  # some values here are not shredded objects/arrays (or are JSON nulls)
-        typed = node.typed
-        if isinstance(target, ArrayType) and isinstance(typed, ArrayLayout):
-            element = self._shape(typed.element, f"{parquet}.typed_value.list.element", target.element_type)
-            return ArrayType(element, True) if element is not None else None
-        if isinstance(target, StructType) and isinstance(typed, ObjectLayout):
-            fields = []
-            for wanted in target.fields:
-                if wanted.name not in typed.keys:
-                    continue  # never in any object here (the residual value is all-null): NULL
-                child = _unique_field(typed, wanted.name)
-                sub = self._shape(child, f"{parquet}.typed_value.{wanted.name}", wanted.type) if child is not None else None
-                if sub is None:
-                    return None
-                fields.append(StructField(wanted.name, sub))
-            if not fields:
-                probe = self._probe(typed, parquet)
-                if probe is None:
-                    return None
-                fields.append(probe)  # read only so that the object's own nulls are known
-            return StructType(tuple(fields))
-        return None
-
-    def _probe(self, typed: ObjectLayout, parquet: str) -> StructField | None:
-        """One shredded field of an object with a readable typed leaf under it."""
-        for key, child in typed.fields:
-            if _unique_field(typed, key) is None:
-                continue
-            sub = self._any_leaf(child, f"{parquet}.typed_value.{key}")
-            if sub is not None:
-                return StructField(key, sub)
-        return None
-
-    def _any_leaf(self, node: ValueLayout, parquet: str) -> DataType | None:
-        typed = node.typed
-        if isinstance(typed, PrimitiveLayout):
-            name = _leaf_type_name(typed)
-            return PrimitiveType(name) if name is not None and f"{parquet}.typed_value" in self.columns else None
-        if isinstance(typed, ArrayLayout):
-            element = self._any_leaf(typed.element, f"{parquet}.typed_value.list.element")
-            return ArrayType(element, True) if element is not None else None
-        if isinstance(typed, ObjectLayout):
-            probe = self._probe(typed, parquet)
-            return StructType((probe,)) if probe is not None else None
-        return None
+            fields.append(probe)  # read only so that the object's own nulls are known
+        return StructType(tuple(fields))
+    return None
 
 
-def _unique_field(typed: ObjectLayout, key: str) -> ValueLayout | None:
-    """The shredded field ``key``, unless another field has the same name up to case
-    (Spark's Parquet reader matches names case-insensitively and would fail or mix them)."""
-    lowered = key.lower()
-    if sum(1 for k in typed.keys if k.lower() == lowered) != 1:
-        return None
-    return typed.field(key)
+def _probe(layout: FileLayout, typed: ObjectLayout, parquet: str) -> StructField | None:
+    """One shredded field of an object with a readable typed leaf under it."""
+    for key, child in typed.fields:
+        if unique_field(typed, key) is None:
+            continue
+        sub = _any_leaf(layout, child, f"{parquet}.typed_value.{key}")
+        if sub is not None:
+            return StructField(key, sub)
+    return None
 
 
-def _leaf_type_name(leaf: PrimitiveLayout) -> str | None:
-    if leaf.kind in (LeafKind.DECIMAL4, LeafKind.DECIMAL8, LeafKind.DECIMAL16):
-        return f"decimal({leaf.arrow_type.precision},{leaf.arrow_type.scale})"
-    return _LEAF_TYPES.get(leaf.kind)  # TIME, UUID and nanosecond timestamps: Spark has no type
-
-
-@lru_cache(maxsize=4096)
-def _cached_layout(location: str, size: int, mtime_ns: int) -> FileLayout:
-    try:
-        metadata = pq.read_metadata(location)
-    except (OSError, pa.ArrowException) as exc:
-        raise TableError(f"{location}: cannot read the Parquet footer ({exc})") from None
-    return FileLayout(location, metadata)
-
-
-def file_layout(location: str) -> FileLayout:
-    """The (cached) layout of the data file at a local path; cache keyed by size and mtime."""
-    try:
-        st = os.stat(location)
-    except OSError as exc:
-        raise TableError(f"{location}: data file is missing or unreadable ({exc})") from None
-    return _cached_layout(location, st.st_size, st.st_mtime_ns)
+def _any_leaf(layout: FileLayout, node: ValueLayout, parquet: str) -> DataType | None:
+    typed = node.typed
+    if isinstance(typed, PrimitiveLayout):
+        name = leaf_type_name(typed)
+        return PrimitiveType(name) if name is not None and f"{parquet}.typed_value" in layout.columns else None
+    if isinstance(typed, ArrayLayout):
+        element = _any_leaf(layout, typed.element, f"{parquet}.typed_value.list.element")
+        return ArrayType(element, True) if element is not None else None
+    if isinstance(typed, ObjectLayout):
+        probe = _probe(layout, typed, parquet)
+        return StructType((probe,)) if probe is not None else None
+    return None
 
 
 # --- which leaf serves which use -----------------------------------------------------------------------
@@ -486,92 +311,6 @@ def leaf_serves(leaf: str | None, target: str) -> bool:
     return have is not None and have[1] <= scale and have[0] - have[1] <= precision - scale
 
 
-# --- statistics skipping that never hides an error -------------------------------------------------------
-
-
-class _RaisingTerms(PredicateVisitor[list]):
-    """Every term of a bound predicate that might raise: non-try casts and ``variant_get``s."""
-
-    def visit_true(self) -> list:
-        return []
-
-    visit_false = visit_true
-
-    def visit_not(self, child: list) -> list:
-        return child
-
-    def visit_and(self, left: list, right: list) -> list:
-        return left + right
-
-    visit_or = visit_and
-
-    def _leaf(self, node: Predicate) -> list:
-        out = []
-        stack = list(leaf_terms(node))
-        while stack:
-            term = stack.pop()
-            if isinstance(term, VariantGet) and not term.try_ and term.target != "variant":
-                out.append(term)
-            elif isinstance(term, Cast):
-                if not term.try_:
-                    out.append(term)
-                stack.append(term.term)
-        return out
-
-    visit_is_null = visit_is_not_null = visit_comparison = visit_in = visit_not_in = _leaf  # type: ignore[assignment]
-
-
-def _fits(value: object, target: str) -> bool:
-    if is_integral(target):
-        low, high = INTEGRAL_TYPES[target]
-        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-    params = decimal_params(target)
-    if params is not None:
-        if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
-            return False
-        number = Decimal(value)
-        exponent = number.as_tuple().exponent
-        if not isinstance(exponent, int) or -exponent > params[1]:
-            return False
-        return abs(number) < Decimal(10) ** (params[0] - params[1])
-    return True
-
-
-def _variant_get_cannot_raise(term: VariantGet, stats: FileStats) -> bool:
-    """Statistics prove every value at the path converts to the target without error."""
-    key = (term.column.path, term.path)
-    low, high = stats.variant_min.get(key), stats.variant_max.get(key)
-    if low is None or high is None or low.family != high.family:
-        return False
-    family, target = low.family, term.target
-    if family is TypeFamily.EXACT_NUMERIC:
-        if is_integral(target) or decimal_params(target) is not None:
-            return _fits(low.value, target) and _fits(high.value, target)
-        return False
-    return family_of(target) is family and family in (
-        TypeFamily.STRING,
-        TypeFamily.BOOLEAN,
-        TypeFamily.DATE,
-        TypeFamily.TIMESTAMP,
-        TypeFamily.TIMESTAMP_NTZ,
-    )
-
-
-def cannot_raise(predicate: Predicate, stats: FileStats) -> bool:
-    """Whether evaluating the bound ``predicate`` on this file's rows can never raise.
-
-    A file that statistics skip is put back when this is False: Spark, evaluating the
-    filter row by row, would have met the failing cast (ANSI, or ``variant_get``).
-    """
-    for term in visit(predicate, _RaisingTerms()):
-        if isinstance(term, VariantGet):
-            if not _variant_get_cannot_raise(term, stats):
-                return False
-        else:
-            return False  # a plain CAST: no statistics say its input converts
-    return True
-
-
 # --- the plan for one table ------------------------------------------------------------------------------------
 
 
@@ -580,7 +319,7 @@ class FileGroup:
     """Files read the same way: ``shredded`` (struct leaves) or ``variant``, one partition each.
 
     ``leaf_types`` gives, per use, the leaf type read for it, or for a struct/array target
-    the shape of the shredded subtree read (``FileLayout.serving``).
+    the shape of the shredded subtree read (``serving``).
     """
 
     kind: GroupKind
@@ -595,7 +334,8 @@ class FileGroup:
 
 @dataclass(frozen=True)
 class TablePlan:
-    """How one table of a query is read: files skipped and the groups of files kept."""
+    """How one table of a query is read: the engine-neutral ``scan`` (files skipped by
+    partition values and by statistics, files put back) and the groups of files read."""
 
     name: str
     table: Table
@@ -603,14 +343,31 @@ class TablePlan:
     uses: tuple[PathUse, ...]
     whole_variant: bool
     groups: tuple[FileGroup, ...]
-    filter: Predicate | None = None
-    skipped_by_partition: tuple[ScanTask, ...] = ()
-    skipped_by_stats: tuple[ScanTask, ...] = ()
-    readmitted: tuple[ScanTask, ...] = field(default=())
 
     @property
     def schema(self) -> StructType:
         return self.scan.schema
+
+    @property
+    def filter(self) -> Predicate | None:
+        return self.scan.filter
+
+    @property
+    def skipped_by_partition(self) -> tuple[ScanTask, ...]:
+        return self.scan.skipped_by_partition
+
+    @property
+    def skipped_by_stats(self) -> tuple[ScanTask, ...]:
+        return self.scan.skipped_by_stats
+
+    @property
+    def put_back(self) -> tuple[PutBack, ...]:
+        return self.scan.put_back
+
+    @property
+    def readmitted(self) -> tuple[ScanTask, ...]:
+        """The files statistics exclude, read because a cast in the filter could raise."""
+        return self.scan.put_back_tasks
 
     @property
     def read_tasks(self) -> tuple[ScanTask, ...]:
@@ -680,47 +437,15 @@ def plan_table(
     filter: Predicate | None,
     session_tz: str = "UTC",
 ) -> TablePlan:
-    """Skip files, then group the remaining ones by read path and partition values."""
+    """Plan the scan (``varlake.read.plan_scan``), then group the files to read by read
+    path and partition values."""
     for add in snapshot.files:
         if add.deletion_vector:
             raise TableError(f"{table.path}: file {add.path} has a deletion vector, which the Spark reader does not apply")
     scan = plan_scan(snapshot, table.log.root_location, filter, session_tz)
-    by_partition: list[ScanTask] = []
-    by_stats: list[ScanTask] = []
-    readmitted: list[ScanTask] = []
-    if scan.skipped and scan.filter is not None:
-        parts = partition_types(scan.schema, scan.partition_columns)
-        only_partitions = _partition_only(scan.filter, frozenset(parts))
-        partition_check = SkippingEvaluator(only_partitions, parts, session_tz=session_tz) if only_partitions is not None else None
-        for task in scan.skipped:
-            if partition_check is not None and not partition_check.might_match(task.stats):
-                by_partition.append(task)
-            elif cannot_raise(scan.filter, task.stats):
-                by_stats.append(task)
-            else:
-                readmitted.append(task)
-    tasks = list(scan.tasks) + readmitted
     used = tuple(dict.fromkeys(uses)) if not whole_variant else ()
-    groups = _group(table, tasks, used, scan.partition_columns)
-    return TablePlan(
-        name, table, scan, used, whole_variant, groups, scan.filter,
-        tuple(by_partition), tuple(by_stats), tuple(readmitted),
-    )
-
-
-def _partition_only(predicate: Predicate, partitions: frozenset[str]) -> Predicate | None:
-    """The AND-conjuncts of a bound predicate that read partition columns only."""
-    parts: list[Predicate] = []
-    stack = [predicate]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, And):
-            stack.extend((node.left, node.right))
-            continue
-        columns = referenced_columns(node)
-        if columns and all(len(c.path) == 1 and c.path[0] in partitions for c in columns):
-            parts.append(node)
-    return combine([parts]) if parts else None
+    groups = _group(table, scan.tasks, used, scan.partition_columns)
+    return TablePlan(name, table, scan, used, whole_variant, groups)
 
 
 def _group(
@@ -731,10 +456,10 @@ def _group(
         partition = tuple((c, task.partition_values.get(c)) for c in partition_columns)
         leaves: tuple[tuple[PathUse, str], ...] | None = None
         if uses:
-            layout = file_layout(table.open_file(task.relative_path))
+            layout = file_layout(table.storage, f"{table.path}/{task.relative_path}")
             found = []
             for use in uses:
-                leaf = layout.serving(use)
+                leaf = serving(layout, use)
                 if leaf is None:
                     break
                 found.append((use, leaf))

@@ -39,6 +39,7 @@ from typing import Any
 from varlake.delta.schema import ArrayType, DataType, PrimitiveType, StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import TableError
+from varlake.semantics.types import backquote
 from varlake.spark.planner import (
     ISNULL,
     FileGroup,
@@ -126,10 +127,6 @@ def prepare(
 # --- Spark frames for one table ---------------------------------------------------------------------------
 
 
-def _ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -144,7 +141,7 @@ def _spark_type_sql(dtype: DataType) -> str:
     if isinstance(dtype, ArrayType):
         return f"ARRAY<{_spark_type_sql(dtype.element_type)}>"
     if isinstance(dtype, StructType):
-        return "STRUCT<" + ", ".join(f"{_ident(f.name)}: {_spark_type_sql(f.type)}" for f in dtype.fields) + ">"
+        return "STRUCT<" + ", ".join(f"{backquote(f.name)}: {_spark_type_sql(f.type)}" for f in dtype.fields) + ">"
     if isinstance(dtype, PrimitiveType):
         return _type_sql(dtype.name)
     raise TableError(f"no Spark SQL spelling for {dtype!r} in a struct read")
@@ -152,10 +149,10 @@ def _spark_type_sql(dtype: DataType) -> str:
 
 def _node_sql(use: PathUse) -> str:
     """SQL for the shredded ``value``/``typed_value`` group at a use's path (struct read)."""
-    expr = ".".join(_ident(name) for name in use.column)
+    expr = ".".join(backquote(name) for name in use.column)
     for segment in use.segments:
         expr += ".typed_value"
-        expr = f"get({expr}, {segment})" if isinstance(segment, int) else f"{expr}.{_ident(segment)}"
+        expr = f"get({expr}, {segment})" if isinstance(segment, int) else f"{expr}.{backquote(segment)}"
     return expr
 
 
@@ -166,7 +163,7 @@ def _leaf_sql(use: PathUse) -> str:
 
 def _rebuild_sql(node: str, target: DataType, shape: DataType, depth: int = 0) -> str:
     """SQL rebuilding Spark's Variant cast to ``target`` from a perfectly shredded group
-    read as ``shape`` (``planner.FileLayout.serving``): NULL where the group is (the path
+    read as ``shape`` (``planner.serving``): NULL where the group is (the path
     is missing), struct fields that were not shredded NULL (missing in every object),
     arrays element by element."""
     typed = f"{node}.typed_value"
@@ -175,7 +172,7 @@ def _rebuild_sql(node: str, target: DataType, shape: DataType, depth: int = 0) -
         parts = []
         for f in target.fields:
             if f.name in read:
-                value = _rebuild_sql(f"{typed}.{_ident(f.name)}", f.type, read[f.name], depth)
+                value = _rebuild_sql(f"{typed}.{backquote(f.name)}", f.type, read[f.name], depth)
             else:
                 value = f"CAST(NULL AS {_spark_type_sql(f.type)})"
             parts.append(f"{_string(f.name)}, {value}")
@@ -242,14 +239,20 @@ def _leaf_schema(leaves: Mapping[PathUse, str], column: tuple[str, ...]) -> Any:
 
 
 def _partition_sql(plan: TablePlan, name: str, raw: str | None) -> str:
-    """A partition value as a typed literal: Delta's text form cast by Spark (``""`` is NULL)."""
+    """A partition value as a typed literal (``varlake.semantics.partition_values`` reads the
+    stored text; Spark casts varlake's own spelling of it, timestamps in UTC with ``Z``)."""
+    from varlake.semantics import partition_values
+
     delta_type = plan.schema.field(name).type
     type_sql = to_spark_type(delta_type).simpleString()
-    if raw is None or raw == "":
+    type_name = delta_type.name if isinstance(delta_type, PrimitiveType) else "string"
+    value = partition_values.parse(raw, type_name, "UTC", f"partition column {name!r}")
+    if value is None:
         return f"CAST(NULL AS {type_sql})"
-    if isinstance(delta_type, PrimitiveType) and delta_type.name == "binary":
-        return f"X'{raw.encode('utf-8').hex()}'"
-    return f"CAST({_string(raw)} AS {type_sql})"
+    if type_name == "binary":
+        return f"X'{value.hex()}'"
+    text = partition_values.render(value, type_name, f"partition column {name!r}")
+    return f"CAST({_string(text)} AS {type_sql})"
 
 
 def _target_sql(use: PathUse) -> str:
@@ -269,7 +272,7 @@ def _shredded_field(field: Any, path: tuple[str, ...], leaves: Mapping[PathUse, 
     from pyspark.sql.types import StructType as SparkStruct
     from pyspark.sql.types import VariantType as SparkVariant
 
-    ref = ".".join(_ident(p) for p in path)
+    ref = ".".join(backquote(p) for p in path)
     used = {use.column for use in leaves}
     if path in used:
         return StructField(field.name, _leaf_schema(leaves, path), True), "CAST(NULL AS VARIANT)"
@@ -297,12 +300,12 @@ def _group_frame(session: Any, plan: TablePlan, group: FileGroup, derived: Mappi
     read_fields, columns = [], []
     for f in spark_schema.fields:
         if f.name in partitions:
-            columns.append(f"{_partition_sql(plan, f.name, partitions[f.name])} AS {_ident(f.name)}")
+            columns.append(f"{_partition_sql(plan, f.name, partitions[f.name])} AS {backquote(f.name)}")
             continue
-        read, value = _shredded_field(f, (f.name,), group.leaves) if shredded else (f, _ident(f.name))
+        read, value = _shredded_field(f, (f.name,), group.leaves) if shredded else (f, backquote(f.name))
         if read is not None:
             read_fields.append(read)
-        columns.append(f"{value} AS {_ident(f.name)}")
+        columns.append(f"{value} AS {backquote(f.name)}")
     locations = [plan.table.open_file(task.relative_path) for task in group.tasks]
     frame = session.read.schema(SparkStruct(read_fields)).parquet(*locations)
     columns.append(f"{'true' if shredded else 'false'} AS {FLAG_COLUMN}")

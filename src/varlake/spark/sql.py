@@ -42,6 +42,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 from varlake.delta.schema import StructType
 from varlake.errors import ExpressionError, InvalidPathError, TableError
 from varlake.expr import Predicate, normalize_type, parse_predicate
+from varlake.semantics.types import backquote
 from varlake.spark.planner import ISNULL, PathUse, nested_target, variant_columns
 from varlake.variant.path import VariantPath
 
@@ -101,7 +102,7 @@ def substitute(query: str, names: Mapping[str, object], tables: Mapping[str, tup
         if name not in names:
             raise TableError(f"the query names {{{name}}} but no table {name!r} was given (tables: {', '.join(sorted(names)) or 'none'})")
         if tables is not None and name in tables:
-            return ".".join("`" + part.replace("`", "``") + "`" for part in tables[name])
+            return ".".join(backquote(part) for part in tables[name])
         return view_name(name)
 
     return _PLACEHOLDER.sub(replace, query)
