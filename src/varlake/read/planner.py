@@ -22,7 +22,7 @@ left unevaluated, extractions done on every row, the order of a row's checks) is
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from varlake.delta.actions import AddFile
@@ -145,7 +145,7 @@ _READ, _PARTITION, _STATS, _PUT_BACK = range(4)
 class _Residual:
     """One residual filter of a scan, compiled once: where a file goes given its statistics."""
 
-    __slots__ = ("filter", "casts", "fixed", "might_match", "_guards", "_partitions", "_tz")
+    __slots__ = ("filter", "casts", "fixed", "might_match", "_all_proven", "_guards", "_partitions", "_tz")
 
     def __init__(self, filter: Predicate, partitions: Mapping[str, str], tz: str) -> None:
         self.filter = filter
@@ -157,12 +157,13 @@ class _Residual:
         self._partitions = partitions
         self._tz = tz
         self._guards: tuple[SkippingEvaluator, ...] | None = None
+        self._all_proven = _conjunction(tuple(p for _, p in self.casts))
 
     def unproven(self, stats: FileStats) -> tuple[Term, ...]:
         """The casts this file's statistics do not prove safe."""
-        for _, proven in self.casts:
-            if not proven(stats):
-                return tuple(t for t, p in self.casts if not p(stats))
+        if self._all_proven(stats):
+            return ()
+        return tuple(t for t, p in self.casts if not p(stats))
         return ()
 
     def guard_excludes(self, stats: FileStats) -> bool:
@@ -179,10 +180,21 @@ class _Residual:
             return self.fixed, ()
         if self.might_match(stats):  # type: ignore[misc]
             return _READ, ()
-        terms = self.unproven(stats) if self.casts else ()
-        if not terms or self.guard_excludes(stats):
+        if self._all_proven(stats) or self.guard_excludes(stats):
             return _STATS, ()  # nothing can raise, or no row group is ever evaluated
-        return _PUT_BACK, terms
+        return _PUT_BACK, self.unproven(stats)
+
+
+def _conjunction(proofs: tuple[Callable[[FileStats], bool], ...]) -> Callable[[FileStats], bool]:
+    """One check that every proof holds (the hot path of planning: one call per skipped file)."""
+    if not proofs:
+        return lambda stats: True
+    if len(proofs) == 1:
+        return proofs[0]
+    if len(proofs) == 2:
+        first, second = proofs
+        return lambda stats: first(stats) and second(stats)
+    return lambda stats: all(p(stats) for p in proofs)
 
 
 class _Residuals:
