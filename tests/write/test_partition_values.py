@@ -67,9 +67,9 @@ def test_values_that_look_like_paths_stay_inside() -> None:
 
 
 def test_partition_columns_are_checked() -> None:
-    types = {"a": "string", "b": "binary", "v": None, "n": "void"}
+    types = {"a": "string", "b": "binary", "s": None, "v": "variant", "n": "void"}
     pv.check_partition_columns(["a", "b"], types, "t")
-    for cols, message in [(["a", "a"], "duplicate"), (["zz"], "not a column"), (["v"], "non-primitive"),
+    for cols, message in [(["a", "a"], "duplicate"), (["zz"], "not a top-level column"), (["s"], "non-primitive"), (["v"], "Variant column"),
                           (["n"], "void"), ([""], "invalid")]:
         with pytest.raises(PartitionValueError, match=message):
             pv.check_partition_columns(cols, {**types, "": "string"}, "t")

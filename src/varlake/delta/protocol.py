@@ -15,6 +15,7 @@ from varlake.delta import config
 from varlake.delta import constants as C
 from varlake.delta.actions import Metadata, Protocol
 from varlake.delta.schema import (
+    top_level_types,
     ArrayType,
     MapType,
     StructType,
@@ -24,7 +25,8 @@ from varlake.delta.schema import (
     iter_fields,
     parse_schema,
 )
-from varlake.errors import InvalidCommitError, UnsupportedFeatureError
+from varlake.errors import InvalidCommitError, PartitionValueError, UnsupportedFeatureError
+from varlake.semantics import partition_values
 
 __all__ = [
     "check_readable",
@@ -208,18 +210,10 @@ def validate_metadata(metadata: Metadata, protocol: Protocol, where: str = "meta
     """Check ``metadata`` is consistent and ``protocol`` declares what it needs; return its schema."""
     schema = parse_schema(metadata.schema_string, f"{where}.schemaString")
     names = {f.name: f for f in schema.fields}
-    if len(set(metadata.partition_columns)) != len(metadata.partition_columns):
-        raise InvalidCommitError(f"{where}: duplicate partition columns {list(metadata.partition_columns)}")
-    for col in metadata.partition_columns:
-        f = names.get(col)
-        if f is None:
-            raise InvalidCommitError(f"{where}: partition column {col!r} is not a top-level column of the schema")
-        if isinstance(f.type, VariantType):
-            raise InvalidCommitError(
-                f"{where}: Variant column {col!r} cannot be a partition column (Variant is not comparable)"
-            )
-        if isinstance(f.type, (StructType, ArrayType, MapType)):
-            raise InvalidCommitError(f"{where}: partition column {col!r} must have a primitive type")
+    try:
+        partition_values.check_partition_columns(metadata.partition_columns, top_level_types(schema), where)
+    except PartitionValueError as exc:
+        raise InvalidCommitError(str(exc)) from None
     reader, writer = _needed_features(schema, dict(metadata.configuration))
     have_reader = protocol.reader_feature_set if protocol.min_reader_version >= 3 else frozenset()
     for feature in sorted(reader):

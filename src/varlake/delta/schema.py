@@ -234,6 +234,15 @@ def iter_fields(struct: StructType) -> Iterator[StructField]:
             yield from dtype.fields
 
 
+def top_level_types(struct: StructType) -> dict[str, str | None]:
+    """Each top-level column's type as partition checks take it: the primitive type name,
+    ``"variant"``, or None for a struct, array or map."""
+    return {
+        f.name: f.type.name if isinstance(f.type, PrimitiveType) else "variant" if isinstance(f.type, VariantType) else None
+        for f in struct.fields
+    }
+
+
 def contains_variant(dtype: DataType) -> bool:
     """Whether a ``variant`` appears anywhere in ``dtype``."""
     return any(isinstance(t, VariantType) for t in iter_types(dtype))

@@ -79,15 +79,18 @@ _EPOCH_DATE = dt.date(1970, 1, 1)
 
 def check_partition_columns(columns: Sequence[str], types: Mapping[str, str | None], where: str) -> None:
     """Raise ``PartitionValueError`` unless ``columns`` can partition a table whose top-level
-    columns have ``types`` (name -> Delta primitive type name; None for a non-primitive)."""
+    columns have ``types`` (name -> Delta primitive type name; ``"variant"``; None for a
+    struct, array or map). Writers and the Delta log's metadata check both use it."""
     if len(set(columns)) != len(columns):
         raise PartitionValueError(f"{where}: duplicate partition columns {list(columns)}")
     for name in columns:
         if not isinstance(name, str) or not name or "\x00" in name:
             raise PartitionValueError(f"{where}: invalid partition column name {name!r}")
         if name not in types:
-            raise PartitionValueError(f"{where}: partition column {name!r} is not a column of the schema {list(types)}")
+            raise PartitionValueError(f"{where}: partition column {name!r} is not a top-level column of the schema {list(types)}")
         t = types[name]
+        if t == "variant":
+            raise PartitionValueError(f"{where}: Variant column {name!r} cannot be a partition column (Variant is not comparable)")
         if t is None or t in _NOT_PARTITIONABLE:
             raise PartitionValueError(
                 f"{where}: partition column {name!r} has type {t or 'non-primitive'}; only primitive columns can partition"

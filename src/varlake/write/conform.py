@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructType, VariantType
+from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructType, VariantType, top_level_types
 from varlake.semantics import partition_values
 
 __all__ = ["check_partition_columns", "fits_nullability", "partition_types", "same_shape"]
@@ -19,8 +19,7 @@ def partition_types(schema: StructType, columns: Sequence[str]) -> dict[str, str
 def check_partition_columns(schema: StructType, columns: Sequence[str], where: str) -> None:
     """``PartitionValueError`` unless ``columns`` are distinct top-level primitive columns of
     ``schema`` (binary included; Variant, struct, array, map and void are refused)."""
-    types = {f.name: f.type.name if isinstance(f.type, PrimitiveType) else None for f in schema.fields}
-    partition_values.check_partition_columns(columns, types, where)
+    partition_values.check_partition_columns(columns, top_level_types(schema), where)
 
 
 def same_shape(a: DataType, b: DataType) -> bool:
