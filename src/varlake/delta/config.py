@@ -12,9 +12,14 @@ __all__ = [
     "checkpoint_interval",
     "deleted_file_retention_hours",
     "is_true",
+    "num_indexed_cols",
     "parse_interval_hours",
+    "validate",
     "write_stats_as_json",
 ]
+
+PROP_NUM_INDEXED_COLS = "delta.dataSkippingNumIndexedCols"
+DEFAULT_NUM_INDEXED_COLS = 32
 
 _INTERVAL = re.compile(r"^\s*(?:interval\s+)?(\d+(?:\.\d+)?)\s*([a-z]+?)s?\s*$", re.IGNORECASE)
 _UNIT_HOURS = {
@@ -90,3 +95,44 @@ def ict_enablement_version(config: Mapping[str, str]) -> int | None:
         raise InvalidTablePropertyError(
             f"table property {C.PROP_ICT_ENABLEMENT_VERSION}={text!r} is not an integer"
         ) from exc
+
+
+def num_indexed_cols(config: Mapping[str, str]) -> int:
+    """``delta.dataSkippingNumIndexedCols`` (default 32; -1 means every column)."""
+    text = config.get(PROP_NUM_INDEXED_COLS)
+    if text is None:
+        return DEFAULT_NUM_INDEXED_COLS
+    try:
+        value = int(text)
+    except ValueError:
+        value = -2
+    if value < -1:
+        raise InvalidTablePropertyError(f"table property {PROP_NUM_INDEXED_COLS}={text!r} must be an integer >= -1")
+    return value
+
+
+_BOOLEAN_PROPERTIES = (
+    C.PROP_APPEND_ONLY,
+    C.PROP_ENABLE_VARIANT_SHREDDING,
+    C.PROP_ENABLE_CDF,
+    C.PROP_ENABLE_DELETION_VECTORS,
+    C.PROP_ENABLE_ROW_TRACKING,
+    C.PROP_ENABLE_ICT,
+    C.PROP_WRITE_STATS_AS_JSON,
+    C.PROP_WRITE_STATS_AS_STRUCT,
+)
+
+
+def validate(config: Mapping[str, str]) -> None:
+    """Every ``delta.*`` property varlake interprets has a value it can use; raised when the
+    properties are set (table creation or a metadata change), never after a commit lands."""
+    checkpoint_interval(config)
+    deleted_file_retention_hours(config)
+    if C.PROP_LOG_RETENTION in config:
+        parse_interval_hours(C.PROP_LOG_RETENTION, config[C.PROP_LOG_RETENTION])
+    ict_enablement_version(config)
+    num_indexed_cols(config)
+    for key in _BOOLEAN_PROPERTIES:
+        text = config.get(key)
+        if text is not None and text.strip().lower() not in ("true", "false"):
+            raise InvalidTablePropertyError(f"table property {key}={text!r} must be 'true' or 'false'")

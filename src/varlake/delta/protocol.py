@@ -209,6 +209,7 @@ def required_protocol(
 def validate_metadata(metadata: Metadata, protocol: Protocol, where: str = "metaData") -> StructType:
     """Check ``metadata`` is consistent and ``protocol`` declares what it needs; return its schema."""
     schema = parse_schema(metadata.schema_string, f"{where}.schemaString")
+    config.validate(dict(metadata.configuration))
     names = {f.name: f for f in schema.fields}
     try:
         partition_values.check_partition_columns(metadata.partition_columns, top_level_types(schema), where)

@@ -26,6 +26,7 @@ from typing import Any, Iterator, Mapping
 
 import pyarrow.parquet as pq
 
+from varlake.delta import config
 from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructType, VariantType
 import numpy as np
 
@@ -39,7 +40,7 @@ from varlake.variant.decoder import MetadataView, guarded, object_entries, primi
 from varlake.variant.z85 import ALPHABET as Z85_ALPHABET
 
 ColumnPath = tuple[str, ...]
-DEFAULT_NUM_INDEXED_COLS = 32
+DEFAULT_NUM_INDEXED_COLS = config.DEFAULT_NUM_INDEXED_COLS
 STRING_PREFIX_LENGTH = 32
 _BOUNDED = ("byte", "short", "integer", "long", "string", "date", "timestamp", "timestamp_ntz")
 _UTC = _dt.timezone.utc

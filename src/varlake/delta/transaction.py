@@ -281,11 +281,13 @@ def commit(
 
 
 def _maybe_checkpoint(store: LogStore, snapshot: Snapshot) -> None:
-    interval = config.checkpoint_interval(snapshot.metadata.configuration)
-    if snapshot.version > 0 and snapshot.version % interval == 0:
-        try:
+    """After the commit point: a failure here (a checkpoint that cannot be written, a bad
+    interval in a table someone else wrote) is reported as a warning, never raised."""
+    try:
+        interval = config.checkpoint_interval(snapshot.metadata.configuration)
+        if snapshot.version > 0 and snapshot.version % interval == 0:
             store.write_checkpoint(snapshot)
-        except (VarlakeError, OSError) as exc:  # the commit stands; a checkpoint is an optimisation
-            warnings.warn(
-                f"{store.root}: checkpoint at version {snapshot.version} failed: {exc}", RuntimeWarning, stacklevel=3
-            )
+    except (VarlakeError, OSError) as exc:  # the commit stands; a checkpoint is an optimisation
+        warnings.warn(
+            f"{store.root}: checkpoint at version {snapshot.version} failed: {exc}", RuntimeWarning, stacklevel=3
+        )

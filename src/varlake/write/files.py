@@ -12,10 +12,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from varlake.delta import config
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType, parse_schema
-from varlake.delta.stats import DEFAULT_NUM_INDEXED_COLS, stats_json
-from varlake.errors import InvalidTablePropertyError
+from varlake.delta.stats import stats_json
 from varlake.io.storage import Storage
 from varlake.semantics import partition_values
 
@@ -29,18 +29,13 @@ __all__ = [
     "stats_for",
 ]
 
-NUM_INDEXED_COLS = "delta.dataSkippingNumIndexedCols"
+NUM_INDEXED_COLS = config.PROP_NUM_INDEXED_COLS
 FileFacts = tuple[str, int, int, int, str]  # relative path, size, mtime ms, rows, stats JSON
 
 
 def num_indexed_cols(properties: Mapping[str, str]) -> int:
     """``delta.dataSkippingNumIndexedCols`` (default 32); a bad value is a named error."""
-    try:
-        return int(properties.get(NUM_INDEXED_COLS, DEFAULT_NUM_INDEXED_COLS))
-    except ValueError:
-        raise InvalidTablePropertyError(
-            f"{NUM_INDEXED_COLS} must be an integer, got {properties[NUM_INDEXED_COLS]!r}"
-        ) from None
+    return config.num_indexed_cols(properties)
 
 
 def new_data_file(root: str, partition_columns: Sequence[str], texts: Sequence[str | None]) -> str:

@@ -1,0 +1,94 @@
+"""Table properties are validated when they are set, nothing after a commit point raises,
+and partition columns whose names look like paths never write outside the table root."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import varlake
+from varlake.errors import InvalidTablePropertyError
+
+
+def _tree(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("delta.checkpointInterval", "0"),
+        ("delta.checkpointInterval", "-1"),
+        ("delta.checkpointInterval", "abc"),
+        ("delta.checkpointInterval", "1.5"),
+        ("delta.dataSkippingNumIndexedCols", "x"),
+        ("delta.dataSkippingNumIndexedCols", "-2"),
+        ("delta.deletedFileRetentionDuration", "a week"),
+        ("delta.logRetentionDuration", "forever"),
+        ("delta.enableVariantShredding", "yes"),
+        ("delta.appendOnly", "1"),
+    ],
+)
+def test_bad_properties_are_refused_when_set_and_nothing_is_created(tmp_path: Path, key: str, value: str) -> None:
+    with pytest.raises(InvalidTablePropertyError, match=key.replace(".", r"\.")):
+        varlake.Table.create(tmp_path / "t", "id bigint", properties={key: value})
+    assert not (tmp_path / "t" / "_delta_log").exists() or not any((tmp_path / "t" / "_delta_log").iterdir())
+
+
+def test_good_properties_are_accepted(tmp_path: Path) -> None:
+    t = varlake.Table.create(
+        tmp_path / "t",
+        "id bigint",
+        properties={
+            "delta.checkpointInterval": "3",
+            "delta.dataSkippingNumIndexedCols": "-1",
+            "delta.enableVariantShredding": "TRUE",
+            "delta.deletedFileRetentionDuration": "interval 2 days",
+        },
+    )
+    for i in range(4):
+        assert t.append([{"id": i}]) == i + 1
+    assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [0, 1, 2, 3]
+
+
+def test_a_commit_that_lands_is_returned_even_when_the_checkpoint_cannot_be_planned(tmp_path: Path) -> None:
+    """A table written by someone else carries a checkpoint interval varlake cannot use:
+    the append commits, returns its version and warns; it never raises after the commit."""
+    t = varlake.Table.create(tmp_path / "t", "id bigint")
+    meta = t.snapshot().metadata
+    bad = {
+        "metaData": {
+            "id": meta.id,
+            "format": {"provider": "parquet", "options": {}},
+            "schemaString": meta.schema_string,
+            "partitionColumns": [],
+            "configuration": {"delta.checkpointInterval": "0"},
+            "createdTime": meta.created_time,
+        }
+    }
+    info = {"commitInfo": {"timestamp": 1, "operation": "SET TBLPROPERTIES"}}
+    (tmp_path / "t" / "_delta_log" / "00000000000000000001.json").write_text(json.dumps(info) + "\n" + json.dumps(bad) + "\n")
+    t = varlake.Table(tmp_path / "t")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert t.append([{"id": 7}]) == 2
+    assert any("checkpoint" in str(w.message) for w in caught)
+    assert [r["id"] for r in t.scan().to_arrow().to_pylist()] == [7]
+
+
+def test_partition_columns_named_like_paths_stay_inside_the_root(tmp_path: Path) -> None:
+    outer = tmp_path / "a" / "b"
+    outer.mkdir(parents=True)
+    before = _tree(tmp_path)
+    name = "x/../../../evil"
+    schema = pa.schema([("id", pa.int64()), (name, pa.string()), ("..", pa.string())])
+    t = varlake.Table.create(outer / "t", schema, partition_by=[name, ".."])
+    t.append([{"id": 1, name: "../../pv", "..": ".."}, {"id": 2, name: "/etc", "..": None}])
+    added = _tree(tmp_path) - before
+    assert added and all(p.startswith(str(Path("a") / "b" / "t")) for p in added), sorted(added)
+    rows = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert rows == [{"id": 1, name: "../../pv", "..": ".."}, {"id": 2, name: "/etc", "..": None}]
