@@ -92,3 +92,64 @@ def test_partition_columns_named_like_paths_stay_inside_the_root(tmp_path: Path)
     assert added and all(p.startswith(str(Path("a") / "b" / "t")) for p in added), sorted(added)
     rows = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     assert rows == [{"id": 1, name: "../../pv", "..": ".."}, {"id": 2, name: "/etc", "..": None}]
+
+
+def test_an_add_with_a_deletion_vector_in_a_table_without_the_feature_is_refused(tmp_path: Path) -> None:
+    t = varlake.Table.create(tmp_path / "t", "id bigint")
+    t.append([{"id": 1}, {"id": 2}])
+    log = tmp_path / "t" / "_delta_log"
+    lines = [json.loads(line) for line in (log / "00000000000000000001.json").read_text().splitlines()]
+    add = next(a["add"] for a in lines if "add" in a)
+    dv = {"storageType": "i", "pathOrInlineDv": "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L", "sizeInBytes": 40, "cardinality": 1}
+    info = {"commitInfo": {"timestamp": 2, "operation": "DELETE"}}
+    remove = {"remove": {"path": add["path"], "deletionTimestamp": 2, "dataChange": True}}
+    (log / "00000000000000000002.json").write_text(
+        "\n".join(json.dumps(x) for x in (info, remove, {"add": {**add, "deletionVector": dv}})) + "\n"
+    )
+    t = varlake.Table(tmp_path / "t")
+    from varlake.errors import CorruptLogError
+
+    with pytest.raises(CorruptLogError, match="deletionVector"):
+        t.scan().to_arrow()
+    with pytest.raises(CorruptLogError, match="deletionVector"):
+        t.files()
+
+
+def test_a_directory_at_the_next_commit_path_fails_at_once_and_commits_nothing(tmp_path: Path) -> None:
+    import time
+
+    from varlake.errors import VarlakeError
+
+    t = varlake.Table.create(tmp_path / "t", "id bigint")
+    (tmp_path / "t" / "_delta_log" / "00000000000000000001.json").mkdir()
+    started = time.perf_counter()
+    with pytest.raises(VarlakeError, match="00000000000000000001.json"):
+        t.append([{"id": 1}])
+    assert time.perf_counter() - started < 5
+    assert t.version == 0 and t.scan().to_arrow().num_rows == 0
+    assert not list((tmp_path / "t" / "_delta_log").glob(".*tmp*"))
+
+
+def test_vacuum_removes_stale_temporary_files_and_never_a_live_file(tmp_path: Path) -> None:
+    import os
+    import time
+
+    root = tmp_path / "t"
+    t = varlake.Table.create(root, "id bigint, p string", partition_by=["p"])
+    t.append([{"id": 1, "p": "a"}, {"id": 2, "p": "b"}])
+    week_ago = time.time() - 8 * 24 * 3600
+    stale = [
+        root / "_delta_log" / ".varlake-tmp-0123456789abcdef",
+        root / f".part-00000-x.c000.zstd.parquet.{'ab' * 16}.tmp",  # an earlier release's Parquet temp name
+        root / "p=a" / ".varlake-tmp-feedface-part-1.parquet",
+    ]
+    fresh = root / "p=b" / ".varlake-tmp-cafe-part-2.parquet"
+    for path in [*stale, fresh]:
+        path.write_bytes(b"half a file")
+    for path in [*stale, *(p for p in root.rglob("*.parquet") if p != fresh), *(root / "_delta_log").glob("*.json")]:
+        os.utime(path, (week_ago, week_ago))
+    removed = t.vacuum(retention_hours=1, unsafe_retention=True)
+    assert sorted(removed) == sorted(str(p.relative_to(root)) for p in stale)
+    assert not any(p.exists() for p in stale) and fresh.exists()
+    assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [1, 2]
+    assert t.vacuum(retention_hours=1, unsafe_retention=True) == []

@@ -45,7 +45,7 @@ from varlake.delta.paths import relative_data_path
 from varlake.delta.protocol import check_writable, legacy_writer_features, validate_metadata
 from varlake.delta.replay import replay
 from varlake.delta.snapshot import Snapshot
-from varlake.errors import CommitConflictError, InvalidCommitError, UnsupportedFeatureError, VarlakeError
+from varlake.errors import CommitConflictError, CorruptLogError, InvalidCommitError, UnsupportedFeatureError, VarlakeError
 
 __all__ = ["CommitResult", "Isolation", "commit", "serialize_commit"]
 
@@ -270,6 +270,11 @@ def commit(
             _maybe_checkpoint(store, new_snapshot)
             return CommitResult(attempt, new_snapshot, attempts)
         winners = store.read_commits_from(attempt)
+        if not winners:  # the path is taken but holds no commit: retrying cannot help
+            raise CorruptLogError(
+                f"{store.root}: the commit file of version {attempt} exists but cannot be read as a commit; "
+                "nothing was committed"
+            )
         done = False
         for version, winner_actions in winners:
             done = _check_winner(version, winner_actions, ours, isolation, store.root) or done

@@ -26,6 +26,7 @@ from varlake.delta.log_store import LogStore
 from varlake.delta.paths import relative_data_path
 from varlake.delta.protocol import check_writable
 from varlake.errors import UnsafeRetentionError
+from varlake.io.storage import is_temporary
 
 __all__ = ["vacuum"]
 
@@ -80,7 +81,9 @@ def vacuum(
     doomed: list[tuple[str, str]] = []
     for info in store.storage.walk(store.root):
         rel = info.path[len(prefix) :] if info.path.startswith(prefix) else info.path
-        if _hidden(rel) or rel in keep or info.mtime_ms >= cutoff:
+        if info.mtime_ms >= cutoff or rel in keep:
+            continue
+        if _hidden(rel) and not is_temporary(rel.rsplit("/", 1)[-1]):  # crash leftovers go; the log stays
             continue
         doomed.append((rel, info.path))
     doomed.sort()

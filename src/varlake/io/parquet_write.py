@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -33,6 +32,7 @@ import pyarrow.parquet as pq
 
 from varlake.errors import ShreddingError, StorageError
 from varlake.io.parquet_annotate import annotate_variant_columns
+from varlake.io.storage import temporary_name
 from varlake.shred.infer import infer_shredding_schema
 from varlake.shred.schema import ShreddingSchema, find_variant_columns, is_variant_struct
 from varlake.shred.shred import shred, unshredded
@@ -278,7 +278,7 @@ def write_parquet(
     name = os.fspath(path)
     # Written under a temporary name and renamed once complete and annotated, so a failure
     # never leaves a half-written or unannotated file at ``path``.
-    tmp = os.path.join(os.path.dirname(name) or ".", f".{os.path.basename(name)}.{uuid.uuid4().hex}.tmp")
+    tmp = os.path.join(os.path.dirname(name) or ".", temporary_name(os.path.basename(name)))
     try:
         with pq.ParquetWriter(
             tmp,

@@ -17,6 +17,7 @@ import abc
 import errno
 import io
 import os
+import re
 import uuid
 from typing import BinaryIO
 from dataclasses import dataclass
@@ -26,6 +27,20 @@ from varlake.errors import StorageError, StorageFileNotFoundError
 __all__ = ["FileInfo", "LocalStorage", "Storage"]
 
 _TMP_PREFIX = ".varlake-tmp-"
+TEMP_PREFIX = _TMP_PREFIX
+# Temporary names of earlier releases' Parquet writer: ``.<name>.<uuid hex>.tmp``.
+_OLD_PARQUET_TEMP = re.compile(r"\..+\.[0-9a-f]{32}\.tmp\Z")
+
+
+def temporary_name(name: str) -> str:
+    """A hidden name beside ``name`` for a file being written (renamed to ``name`` when complete)."""
+    return f"{TEMP_PREFIX}{uuid.uuid4().hex}-{name}"
+
+
+def is_temporary(name: str) -> bool:
+    """Whether a file's base ``name`` is one varlake gives files while it writes them: such a
+    file left behind by a crash is never referenced by a table and vacuum may delete it."""
+    return name.startswith(TEMP_PREFIX) or _OLD_PARQUET_TEMP.match(name) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,9 +166,7 @@ class LocalStorage(Storage):
         out: list[FileInfo] = []
         for dirpath, _dirs, files in os.walk(top):
             rel_dir = os.path.relpath(dirpath, top)
-            for name in files:
-                if name.startswith(_TMP_PREFIX):
-                    continue
+            for name in files:  # temporary files included: vacuum decides what they are
                 try:
                     st = os.stat(os.path.join(dirpath, name))
                 except FileNotFoundError:
@@ -203,6 +216,10 @@ class LocalStorage(Storage):
         try:
             os.link(tmp, target)
         except FileExistsError:
+            if not os.path.isfile(target):  # a directory (or worse) in the way: not a lost race
+                raise StorageError(
+                    f"cannot create {path}: something that is not a file is in the way; nothing was written"
+                ) from None
             return False
         except OSError as exc:
             if exc.errno in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):

@@ -30,6 +30,7 @@ from varlake.delta.paths import relative_data_path
 from varlake.delta.schema import PrimitiveType, StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
+from varlake.errors import CorruptLogError
 from varlake.expr import (
     AlwaysFalse,
     AlwaysTrue,
@@ -238,6 +239,13 @@ def plan_scan(
     put_back: list[PutBack] = []
     for add in snapshot.files:
         rel = relative_data_path(add.path, root_location, f"add {add.path!r}")
+        if add.deletion_vector is not None:
+            # Readers of tables with deletion vectors are refused by the protocol check; an add
+            # carrying one in a table that does not declare the feature must not read deleted rows.
+            raise CorruptLogError(
+                f"{root_location}: add {add.path!r} carries a deletionVector, but the table's protocol does not "
+                "declare the deletionVectors feature; its deleted rows cannot be told apart, nothing was read"
+            )
         stats = file_stats(add.stats, schema, add.partition_values)
         if residuals is None:
             keep.append(ScanTask(add, rel, stats))
