@@ -32,6 +32,7 @@ bench-components: $(STAMP)
 	$(PY) bench/table.py
 	$(PY) bench/skipping.py
 	$(PY) bench/spark_paths.py
+	$(PY) bench/checksums.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache

@@ -75,16 +75,16 @@ def _open(source: Source, filesystem: Any) -> tuple[pq.ParquetFile, ParquetNode]
             if filesystem is not None:
                 with filesystem.open_input_file(path) as handle:
                     root = read_schema(handle, handle.size(), name)
-                pf = pq.ParquetFile(path, filesystem=filesystem)
+                pf = pq.ParquetFile(path, filesystem=filesystem, page_checksum_verification=True)
             else:
                 with open(path, "rb") as handle:
                     root = read_schema(handle, os.fstat(handle.fileno()).st_size, name)
-                pf = pq.ParquetFile(path)
+                pf = pq.ParquetFile(path, page_checksum_verification=True)
         else:
             size = source.seek(0, os.SEEK_END)
             root = read_schema(source, size, name)
             source.seek(0)
-            pf = pq.ParquetFile(source)
+            pf = pq.ParquetFile(source, page_checksum_verification=True)
     except FileNotFoundError as exc:
         raise StorageFileNotFoundError(f"{name}: no such file") from exc
     except IsADirectoryError as exc:

@@ -287,6 +287,7 @@ def write_parquet(
             compression_level=compression_level,
             store_decimal_as_integer=True,
             write_page_index=write_page_index,
+            write_page_checksum=True,  # CRC32 per page: a corrupted page fails the read, never reads wrong
             version="2.6",
         ) as writer:
             writer.write_table(out, row_group_size=rows_per_group(out, row_group_size, row_group_bytes))

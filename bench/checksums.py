@@ -1,0 +1,53 @@
+"""Cost of Parquet page checksums (CRC32) on write and on verified reads, in one run.
+
+    .venv/bin/python bench/checksums.py [--rows 2000000] [--rounds 5]
+
+varlake writes every data file with ``write_page_checksum=True`` and reads with
+``page_checksum_verification=True`` (a flipped byte is a named error, never wrong values;
+tests/io/test_page_checksums.py). This measures both against the same file written and
+read without checksums, rounds interleaved, medians reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    n = args.rows
+    table = pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "s": pa.array([f"s{i % 1000}" for i in range(n)]),
+        "x": pa.array([i * 0.5 for i in range(n)]),
+        "value": pa.array([b"\x0c\x01" + bytes([i % 251]) for i in range(n)], pa.binary()),
+    })
+    times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.rounds + 1):  # the first round warms up and is dropped
+            for crc in (False, True):
+                path = os.path.join(tmp, f"{crc}.parquet")
+                t0 = time.perf_counter()
+                pq.write_table(table, path, compression="zstd", write_page_checksum=crc)
+                written = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                pq.read_table(path, page_checksum_verification=crc)
+                times[crc].append((written, time.perf_counter() - t0))
+    med = {crc: (statistics.median(w for w, _ in v[1:]), statistics.median(r for _, r in v[1:])) for crc, v in times.items()}
+    print(f"{n:,} rows, median of {args.rounds} interleaved rounds")
+    print(f"  write: {med[False][0]:.3f} s without, {med[True][0]:.3f} s with checksums: {med[True][0] / med[False][0]:.2f}x")
+    print(f"  read:  {med[False][1]:.3f} s without, {med[True][1]:.3f} s verified:        {med[True][1] / med[False][1]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
