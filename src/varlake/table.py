@@ -175,8 +175,9 @@ class Table:
         return [t.add for t in plan_scan(self.snapshot(version), self.log.root_location, filter).tasks]
 
     def open_file(self, relative_path: str) -> str:
-        """Where the data file at ``relative_path`` (decoded, relative to the root) can be read."""
-        return self.storage.location(f"{self.path}/{relative_path}")
+        """Where the data file at ``relative_path`` (decoded, relative to the root) can be read
+        or written; a path that links out of the root is refused (``Storage.location_inside``)."""
+        return self.storage.location_inside(self.path, f"{self.path}/{relative_path}")
 
     def data_file(self, add: AddFile) -> str:
         """Where the data file of an ``add`` action can be read (its logged path decoded and

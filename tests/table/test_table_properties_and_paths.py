@@ -153,3 +153,42 @@ def test_vacuum_removes_stale_temporary_files_and_never_a_live_file(tmp_path: Pa
     assert not any(p.exists() for p in stale) and fresh.exists()
     assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [1, 2]
     assert t.vacuum(retention_hours=1, unsafe_retention=True) == []
+
+
+def test_links_out_of_the_table_are_never_followed(tmp_path: Path) -> None:
+    """Policy: a table's files are read and written only inside its root; vacuum deletes a
+    stale link itself, never what it points to."""
+    import os
+    import time
+
+    from varlake.errors import UnsafePathError
+
+    a = varlake.Table.create(tmp_path / "a", "id bigint, p string", partition_by=["p"])
+    b = varlake.Table.create(tmp_path / "b", "id bigint, p string", partition_by=["p"])
+    a.append([{"id": 1, "p": "x"}])
+    b.append([{"id": 666, "p": "x"}])
+    (a_file,) = [a.data_file(f) for f in a.files()]
+    (b_file,) = [b.data_file(f) for f in b.files()]
+    os.remove(a_file)
+    os.symlink(b_file, a_file)  # a's data file now points at b's
+    with pytest.raises(UnsafePathError, match="outside the table root"):
+        a.scan().to_arrow()
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, tmp_path / "a" / "p=y")  # a partition directory that leads out
+    with pytest.raises(UnsafePathError):
+        a.append([{"id": 2, "p": "y"}])
+    assert not any(elsewhere.iterdir()) and a.version == 1
+
+    target = tmp_path / "precious.bin"
+    target.write_bytes(b"keep me")
+    link = tmp_path / "a" / "stale-link.parquet"
+    os.symlink(target, link)
+    old = time.time() - 8 * 24 * 3600
+    os.utime(link, (old, old), follow_symlinks=False)
+    os.remove(tmp_path / "a" / "p=y")
+    removed = a.vacuum(retention_hours=1, unsafe_retention=True, dry_run=True)
+    assert "stale-link.parquet" in removed
+    a.vacuum(retention_hours=1, unsafe_retention=True)
+    assert not link.is_symlink() and target.read_bytes() == b"keep me"

@@ -22,7 +22,7 @@ import uuid
 from typing import BinaryIO
 from dataclasses import dataclass
 
-from varlake.errors import StorageError, StorageFileNotFoundError
+from varlake.errors import StorageError, StorageFileNotFoundError, UnsafePathError
 
 __all__ = ["FileInfo", "LocalStorage", "Storage"]
 
@@ -109,6 +109,11 @@ class Storage(abc.ABC):
     def location(self, path: str) -> str:
         """The absolute, normalised location ``path`` names (to match absolute paths in logs)."""
 
+    def location_inside(self, root: str, path: str) -> str:
+        """``location(path)`` for a file of the table at ``root``; stores with links refuse a
+        path that resolves outside ``root`` (``UnsafePathError``)."""
+        return self.location(path)
+
     def open_read(self, path: str) -> BinaryIO:
         """A seekable binary file object on ``path`` for reading parts of it (a Parquet
         footer); ``StorageFileNotFoundError`` if absent. The caller closes it. This
@@ -168,7 +173,7 @@ class LocalStorage(Storage):
             rel_dir = os.path.relpath(dirpath, top)
             for name in files:  # temporary files included: vacuum decides what they are
                 try:
-                    st = os.stat(os.path.join(dirpath, name))
+                    st = os.lstat(os.path.join(dirpath, name))  # a link's own age: never stat through it
                 except FileNotFoundError:
                     continue
                 rel = name if rel_dir == "." else f"{rel_dir.replace(os.sep, '/')}/{name}"
@@ -272,6 +277,18 @@ class LocalStorage(Storage):
 
     def location(self, path: str) -> str:
         return os.path.abspath(self._os_path(path)).replace(os.sep, "/")
+
+    def location_inside(self, root: str, path: str) -> str:
+        """The policy for links: a table's files are read and written only where they really
+        are inside the table root; a symlink (of the file or of a directory on the way) that
+        leads out of it is refused, so one table never reads or overwrites another's files."""
+        real_root = os.path.realpath(self._os_path(root))
+        real = os.path.realpath(self._os_path(path))
+        if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+            raise UnsafePathError(
+                f"{root}: {path} resolves to {real}, outside the table root; varlake does not follow links out of a table"
+            )
+        return self.location(path)
 
     def open_read(self, path: str) -> BinaryIO:
         try:
