@@ -133,27 +133,18 @@ class WriteResult:
 
 
 @dataclass(frozen=True)
-class StagedWrite:
-    """Files Spark wrote for one write, with their ``add`` actions, not yet committed."""
+class StagedWrite(PendingWrite):
+    """Files Spark wrote for one write, with their ``add`` actions, not yet committed: the
+    engine-neutral ``PendingWrite`` plus where Spark wrote them and what the write noted."""
 
-    path: str
-    mode: str
-    schema: StructType
-    partition_columns: tuple[str, ...]
-    snapshot: Snapshot | None  # None: the table is created at commit
-    create_properties: Mapping[str, str]
-    metadata: Metadata | None  # a metaData change to commit with the files
-    stored: Mapping[str, str]  # shredding DDL per Variant column after the commit ("" = none)
-    layout: Mapping[str, str | None]  # DDL the files were shredded with, per Variant column
-    adds: tuple[AddFile, ...]
-    write_dir: str
-    started: float
+    write_dir: str = ""
+    started: float = 0.0
     note: str | None = None
     noop: bool = False
 
     @property
-    def num_rows(self) -> int:
-        return sum(a.num_records or 0 for a in self.adds)
+    def path(self) -> str:
+        return self.root
 
     @property
     def num_bytes(self) -> int:
@@ -223,7 +214,7 @@ def stage_write(
     else:
         if app_id is not None and app_version is not None and (snapshot.app_version(app_id) or -1) >= app_version:
             return StagedWrite(
-                path=root, mode=mode, schema=snapshot.schema, partition_columns=tuple(snapshot.partition_columns),
+                root=root, mode=mode, schema=snapshot.schema, partition_columns=tuple(snapshot.partition_columns),
                 snapshot=snapshot, create_properties={}, metadata=None, stored={}, layout={}, adds=(),
                 write_dir="", started=started, noop=True,
             )
@@ -244,7 +235,7 @@ def stage_write(
     indexed = num_indexed_cols(current_props)
     adds = _build_adds(df.sparkSession, storage, root, write_dir, schema, partition_columns, indexed)
     return StagedWrite(
-        path=root,
+        root=root,
         mode=mode,
         schema=schema,
         partition_columns=partition_columns,
@@ -496,19 +487,7 @@ def commit_write(staged: StagedWrite, *, app_id: str | None = None, app_version:
     """
     if staged.noop:
         return _result(staged, None, False)
-    pending = PendingWrite(
-        root=staged.path,
-        mode=staged.mode,
-        schema=staged.schema,
-        partition_columns=staged.partition_columns,
-        adds=staged.adds,
-        snapshot=staged.snapshot,
-        create_properties=staged.create_properties,
-        metadata=staged.metadata,
-        stored=staged.stored,
-        layout=staged.layout,
-    )
-    done = commit_pending(DeltaLog(LocalStorage(), staged.path), pending, app_id=app_id, app_version=app_version)
+    done = commit_pending(DeltaLog(LocalStorage(), staged.path), staged, app_id=app_id, app_version=app_version)
     return _result(staged, done.version, done.created)
 
 
