@@ -51,6 +51,7 @@ from varlake.spark.planner import (
     target_type,
     usable_conjuncts,
 )
+from varlake.spark.session import PARQUET_READ_OPTIONS
 from varlake.spark.sql import FLAG_COLUMN, QueryAnalysis, analyze, derived_name, retarget, rewrite, substitute
 from varlake.spark.types import to_spark_schema, to_spark_type
 from varlake.table import Table
@@ -307,7 +308,7 @@ def _group_frame(session: Any, plan: TablePlan, group: FileGroup, derived: Mappi
             read_fields.append(read)
         columns.append(f"{value} AS {backquote(f.name)}")
     locations = [plan.table.open_file(task.relative_path) for task in group.tasks]
-    frame = session.read.schema(SparkStruct(read_fields)).parquet(*locations)
+    frame = session.read.schema(SparkStruct(read_fields)).options(**PARQUET_READ_OPTIONS).parquet(*locations)
     columns.append(f"{'true' if shredded else 'false'} AS {FLAG_COLUMN}")
     leaves = group.leaves
     for use, name in derived.items():

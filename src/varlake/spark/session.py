@@ -22,6 +22,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+# Parquet page checksums (CRC32) in every Spark job varlake runs, as io.parquet_write and
+# io.parquet_read do for pyarrow: a corrupted page fails the read with Spark's
+# FAILED_READ_FILE naming the file, never reads as other values. Passed as data source
+# options, which Spark copies into the job's Hadoop configuration for parquet-mr.
+PARQUET_WRITE_OPTIONS: dict[str, str] = {"parquet.page.write-checksum.enabled": "true"}
+PARQUET_READ_OPTIONS: dict[str, str] = {"parquet.page.verify-checksum.enabled": "true"}
+
 DEFAULT_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",

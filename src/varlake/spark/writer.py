@@ -79,7 +79,7 @@ from varlake.errors import TableError, TableExistsError, TableNotFoundError
 from varlake.io.storage import LocalStorage, Storage
 from varlake.semantics import partition_values
 from varlake.semantics.types import backquote
-from varlake.spark.session import spark_conf, spark_error_summary
+from varlake.spark.session import PARQUET_WRITE_OPTIONS, spark_conf, spark_error_summary
 from varlake.spark.types import nullable_schema, to_delta_schema, to_spark_type
 from varlake.variant import Variant
 from varlake.write import (
@@ -401,6 +401,7 @@ def _run_spark_write(
         # no hidden .crc side files: a failed job leaves only files vacuum can see
         .option("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
         .option("fs.file.impl.disable.cache", "true")
+        .options(**PARQUET_WRITE_OPTIONS)
     )
     if shredded:
         schema_json = df.schema.jsonValue()
