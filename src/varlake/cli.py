@@ -322,28 +322,32 @@ def _merge_bound(current: Any, new: Any, pick: Any) -> Any:
 def describe_table(path: str) -> dict[str, Any]:
     """Schema, protocol, properties (shredding schemas too), size and a stats summary."""
     from varlake import Table
-    from varlake.delta.stats import file_stats, leaf_columns
+    from varlake.delta.stats import leaf_columns
     from varlake.expr.partition import parse_partition_value
 
     table = Table(path)
     snap = table.snapshot()
     schema = snap.schema
     files = snap.files
+    # The table layer's plan of a full scan: statistics and partition values by logical
+    # column name (column mapping), row counts without deletion-vector-deleted rows.
+    tasks = table.scan(version=snap.version).plan().tasks
     rows: int | None = 0
     columns: dict[str, dict[str, Any]] = {}
     for p, t in leaf_columns(schema):
         columns[".".join(p)] = {"column": ".".join(p), "type": _type_name(t), "nulls": 0, "min": None, "max": None}
     variant_paths: dict[tuple[str, str], dict[str, Any]] = {}
-    for add in files:
-        fs = file_stats(add.stats, schema, add.partition_values)
-        rows = None if rows is None or fs.num_records is None else rows + fs.num_records
+    for task in tasks:
+        fs = task.stats
+        live = task.num_records
+        rows = None if rows is None or live is None else rows + live
         for p in leaf_columns(schema):
             name = ".".join(p[0])
             entry = columns[name]
             n = fs.null_count.get(p[0])
             if name in snap.partition_columns:
-                n = (fs.num_records or 0) if add.partition_values.get(name) is None else 0
-                raw = add.partition_values.get(name)
+                raw = task.partition_values.get(name)
+                n = (live or 0) if raw is None else 0
                 value = None if raw is None else parse_partition_value(raw, _type_name(p[1]))
                 if value is not None:
                     entry["min"] = _merge_bound(entry["min"], value, min)

@@ -76,6 +76,27 @@ class VariantTimeZoneError(InvalidTimeZoneError, VariantError):
     """A Variant function was given a time zone Spark refuses."""
 
 
+class JsonLimitError(JsonParseError):
+    """JSON text breaks a limit Spark's ``parse_json`` inherits from Jackson: ``limit`` is
+    ``"depth"``, ``"number"``, ``"string"`` or ``"key"``; ``early`` is True when the text was
+    refused before all of it was read."""
+
+    def __init__(self, message: str, position: int | None = None, *, limit: str, early: bool = False) -> None:
+        super().__init__(message, position)
+        self.limit = limit
+        self.early = early
+
+
+class JsonSizeLimitError(VariantSizeLimitError):
+    """JSON text would parse to a Variant over Spark's 128 MiB limit; ``part`` is ``"value"`` or
+    ``"metadata"``; ``early`` is True when refused before the whole document was encoded."""
+
+    def __init__(self, message: str, *, part: str, early: bool = False) -> None:
+        super().__init__(message)
+        self.part = part
+        self.early = early
+
+
 # --- Shredding and Parquet ---------------------------------------------------------
 
 
@@ -224,3 +245,18 @@ class DataFileMissingError(TableError):
 
 class IngestError(VarlakeError):
     """An ingest could not run or its counts do not add up; nothing was committed."""
+
+
+class CorruptDeletionVectorError(TableError):
+    """A deletion vector is malformed, missing, fails its size, magic or CRC-32 check, or
+    does not match its descriptor's ``cardinality``; names the table, data file and DV."""
+
+
+class ColumnMappingError(TableError):
+    """A column-mapped table (``delta.columnMapping.mode`` ``name``/``id``) cannot be resolved:
+    a field lacks its physical name or id, or an ``id``-mode data file has no field ids."""
+
+
+class UnsupportedTypeChangeError(UnsupportedFeatureError):
+    """A ``delta.typeChanges`` entry (or a data file's column type) is not a type widening
+    Delta allows (PROTOCOL.md "Type Widening"); names the field and both types."""

@@ -17,11 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from varlake.delta.actions import AddFile, Metadata
 from varlake.delta.ddl import as_struct_type
+from varlake.delta.deletion_vectors import load_deleted_rows
 from varlake.delta.paths import relative_data_path
 from varlake.delta.schema import StructType, VariantType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
@@ -31,7 +33,7 @@ from varlake.errors import TableError
 from varlake.expr import Predicate
 from varlake.io.parquet_write import write_parquet
 from varlake.io.storage import LocalStorage, Storage
-from varlake.read import ScanPlan, plan_scan, read_tasks
+from varlake.read import ScanPlan, ScanTask, plan_scan, read_tasks
 from varlake.semantics import partition_values
 from varlake.shred.schema import ShreddingSchema
 from varlake.variant import Variant
@@ -91,7 +93,7 @@ class Scan:
         return plan_scan(snapshot, self.table.log.root_location, self.filter)
 
     def to_arrow(self) -> pa.Table:
-        return read_tasks(self.plan(), self.table.open_file, self.columns, self.paths)
+        return read_tasks(self.plan(), self.table.open_file, self.columns, self.paths, self.table.deleted_rows)
 
     def to_pandas(self) -> Any:
         return self.to_arrow().to_pandas()
@@ -171,13 +173,30 @@ class Table:
         return self.log.history(limit)
 
     def files(self, filter: str | Predicate | None = None, version: int | None = None) -> list[AddFile]:
-        """Live data files (after skipping when a filter is given)."""
+        """Live data files (after skipping when a filter is given); a file's
+        ``deletion_vector`` says which of its rows are deleted (``Scan.plan`` gives them parsed)."""
         return [t.add for t in plan_scan(self.snapshot(version), self.log.root_location, filter).tasks]
 
     def open_file(self, relative_path: str) -> str:
         """Where the data file at ``relative_path`` (decoded, relative to the root) can be read
         or written; a path that links out of the root is refused (``Storage.location_inside``)."""
         return self.storage.location_inside(self.path, f"{self.path}/{relative_path}")
+
+    def deleted_rows(self, task: ScanTask) -> np.ndarray:
+        """The row indexes (sorted ``uint64``) the deletion vector of a scan task deletes
+        (empty without one); its file is read through ``open_file``'s link policy, and a
+        corrupt or missing one raises ``CorruptDeletionVectorError`` naming the table,
+        the data file and the DV."""
+        dv = task.deletion_vector
+        if dv is None:
+            return np.empty(0, dtype=np.uint64)
+
+        def open_relative(relative_path: str) -> Any:
+            location = self.open_file(relative_path)
+            return self.storage.open_read(location)
+
+        where = f"{self.path}: data file {task.relative_path!r}"
+        return load_deleted_rows(dv, open_relative, self.log.root_location, where)
 
     def data_file(self, add: AddFile) -> str:
         """Where the data file of an ``add`` action can be read (its logged path decoded and

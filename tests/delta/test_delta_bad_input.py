@@ -111,19 +111,10 @@ def test_log_without_protocol_or_metadata(tmp_path: Path) -> None:
             {
                 "minReaderVersion": 3,
                 "minWriterVersion": 7,
-                "readerFeatures": ["deletionVectors"],
-                "writerFeatures": ["deletionVectors"],
+                "readerFeatures": ["catalogManaged"],  # (deletionVectors and columnMapping are read now)
+                "writerFeatures": ["catalogManaged"],
             },
-            "deletionVectors",
-        ),
-        (
-            {
-                "minReaderVersion": 3,
-                "minWriterVersion": 7,
-                "readerFeatures": ["columnMapping"],
-                "writerFeatures": ["columnMapping"],
-            },
-            "columnMapping",
+            "catalogManaged",
         ),
         (
             {
@@ -242,7 +233,8 @@ def test_checkpoint_with_unknown_action_or_sidecar(tmp_path: Path) -> None:
         _open(tmp_path / "t")
     sidecar = pa.array([None, None, {"path": "s.parquet"}], pa.struct([("path", pa.string())]))
     _with_checkpoint(tmp_path / "u", table.append_column("sidecar", sidecar))
-    with pytest.raises(UnsupportedFeatureError, match="v2Checkpoint"):
+    # Sidecars are read now (V2 spec), but only in a checkpoint that has its checkpointMetadata.
+    with pytest.raises(CorruptCheckpointError, match="sidecar actions needs a checkpointMetadata"):
         _open(tmp_path / "u")
 
 

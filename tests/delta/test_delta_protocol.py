@@ -70,7 +70,7 @@ def test_variant_partition_column_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    "feature", ["deletionVectors", "columnMapping", "v2Checkpoint", "typeWidening", "catalogManaged"]
+    "feature", ["catalogManaged"]  # deletionVectors, columnMapping and typeWidening are read now
 )
 def test_unsupported_reader_feature_is_named(feature: str) -> None:
     p = Protocol(3, 7, ("variantType", feature), ("variantType", feature))
@@ -96,8 +96,9 @@ def test_versions_beyond_support() -> None:
 
 def test_legacy_column_mapping_only_when_used() -> None:
     check_readable(Protocol(2, 5), _meta())
+    check_readable(Protocol(2, 5), _meta(config={C.PROP_COLUMN_MAPPING_MODE: "name"}))  # read now
     with pytest.raises(UnsupportedFeatureError, match="columnMapping"):
-        check_readable(Protocol(2, 5), _meta(config={C.PROP_COLUMN_MAPPING_MODE: "name"}))
+        check_writable(Protocol(2, 5), _meta(config={C.PROP_COLUMN_MAPPING_MODE: "name"}))
 
 
 def test_writer_features_refused_only_when_active() -> None:

@@ -83,3 +83,15 @@ def test_every_consumer_uses_the_same_grammar() -> None:
             from_ddl(bad)
         with pytest.raises(SchemaParseError):
             table_ddl(bad)
+
+
+def test_type_text_nesting_is_bounded_before_recursion() -> None:
+    """A hostile type string is refused with a named error, never RecursionError."""
+    from varlake.semantics.types import MAX_TYPE_DEPTH
+
+    ok = "array<" * MAX_TYPE_DEPTH + "int" + ">" * MAX_TYPE_DEPTH
+    assert parse_type(ok).name == "array"
+    for opener in ("array<", "struct<a: ", "map<int, "):
+        deep = opener * 5000 + "int" + ">" * 5000
+        with pytest.raises(InvalidTypeStringError, match="deeper than"):
+            parse_type(deep)

@@ -342,12 +342,28 @@ def _reference(spark: Any, table: Table, query: str) -> Any:
 
 _COUNTER = itertools.count()
 
+#: Errors raised by a row's value: when rows in two files raise different ones, which one a
+#: query reports depends on which task fails first, which Spark leaves to its scheduler.
+ROW_ERRORS = frozenset({
+    "CAST_INVALID_INPUT", "INVALID_VARIANT_CAST", "CAST_OVERFLOW", "ARITHMETIC_OVERFLOW",
+    "NUMERIC_VALUE_OUT_OF_RANGE", "DIVIDE_BY_ZERO", "INVALID_ARRAY_INDEX",
+})
 
-#: raise for a longer bug hunt, e.g. VARLAKE_SPARK_READ_EXAMPLES=300
+
+def _same_outcome(got: tuple[str, Any], expected: tuple[str, Any]) -> bool:
+    if got == expected:
+        return True
+    conditions = {str(got[1]).split(".")[0], str(expected[1]).split(".")[0]}
+    return got[0] == expected[0] == "error" and conditions <= ROW_ERRORS
+
+
+#: raise for a longer bug hunt, e.g. VARLAKE_SPARK_READ_EXAMPLES=300 VARLAKE_SPARK_READ_RANDOM=1
+#: (CI runs a fixed sequence of examples: the same test never passes on one run and fails on the next)
 EXAMPLES = int(os.environ.get("VARLAKE_SPARK_READ_EXAMPLES", "30"))
+RANDOM = bool(os.environ.get("VARLAKE_SPARK_READ_RANDOM"))
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=EXAMPLES, derandomize=not RANDOM, database=None, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(spec=tables(), data=st.data())
 def test_sql_matches_spark_over_the_same_files(spark: Any, tmp_path: Path, spec: dict[str, Any], data: Any) -> None:
     root = tmp_path / f"t{next(_COUNTER)}"
@@ -362,4 +378,4 @@ def test_sql_matches_spark_over_the_same_files(spark: Any, tmp_path: Path, spec:
         event(f"files skipped by statistics: {bool(plan.plans['t'].skipped_by_stats)}")
         nested = [u for g in plan.plans["t"].groups if g.kind == "shredded" for u, _ in g.leaf_types if is_nested(u.target)]
         event(f"struct/array target read as structs: {bool(nested)}")
-        assert got == expected, f"{query}\n{plan}"
+        assert _same_outcome(got, expected), f"{got} != {expected}: {query}\n{plan}"

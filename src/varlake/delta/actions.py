@@ -5,6 +5,10 @@ Each action class has ``to_dict()`` (the JSON body under its action key),
 ``where``); ``action_to_json`` gives one log line and ``commit_file.parse_commit``
 turns a whole commit file into actions.
 
+Every integer field must fit Delta's ``long`` (``int`` for protocol versions and deletion
+vector offsets/sizes) and is refused at parse time otherwise, naming the field, so nothing
+downstream (Arrow columns, checkpoints) can overflow.
+
 Unknown *fields* inside known actions are ignored, as PROTOCOL.md requires. Unknown
 *actions* raise ``UnknownActionError``, except the spec'd ones listed in
 ``constants.IGNORED_ACTIONS`` that cannot change a snapshot (``cdc``,
@@ -20,8 +24,11 @@ from typing import Any, Mapping, Union
 
 from varlake.delta import constants as C
 from varlake.delta.json_fields import compact as _compact
+from varlake.delta.json_fields import LONG_MAX
 from varlake.delta.json_fields import get_field as _get
+from varlake.delta.json_fields import get_long as _long
 from varlake.delta.json_fields import get_str_map as _str_map
+from varlake.delta.json_fields import load_json
 from varlake.errors import CorruptCommitError, CorruptLogError
 
 __all__ = [
@@ -47,6 +54,24 @@ def dv_unique_id(dv: Mapping[str, Any] | None) -> str | None:
     base = f"{dv.get('storageType', '')}{dv.get('pathOrInlineDv', '')}"
     offset = dv.get("offset")
     return base if offset is None else f"{base}@{offset}"
+
+
+def _deletion_vector(body: Mapping[str, Any], where: str) -> dict[str, Any] | None:
+    """The ``deletionVector`` descriptor, its fields type- and range-checked (PROTOCOL.md
+    "Deletion Vector Descriptor Schema"); unknown fields are kept."""
+    dv = _get(body, "deletionVector", dict, where, None)
+    if dv is None:
+        return None
+    try:
+        _get(dv, "storageType", str, where)
+        _get(dv, "pathOrInlineDv", str, where)
+        _long(dv, "offset", where, None, bits=32)
+        _long(dv, "sizeInBytes", where, bits=32)
+        _long(dv, "cardinality", where)
+        _long(dv, "maxRowIndex", where, None)
+    except CorruptCommitError as exc:
+        raise CorruptCommitError(f"deletionVector: {exc.reason}", where) from None
+    return dv
 
 
 @dataclass(frozen=True)
@@ -90,8 +115,8 @@ class Protocol:
             return tuple(value)
 
         return cls(
-            _get(body, "minReaderVersion", int, where),
-            _get(body, "minWriterVersion", int, where),
+            _long(body, "minReaderVersion", where, bits=32),
+            _long(body, "minWriterVersion", where, bits=32),
             features("readerFeatures"),
             features("writerFeatures"),
         )
@@ -174,10 +199,7 @@ class AddFile:
         """``stats`` parsed (``{}`` when the file has none)."""
         if self.stats is None:
             return {}
-        try:
-            value = json.loads(self.stats)
-        except ValueError as exc:
-            raise CorruptLogError(f"stats of file {self.path!r} are not valid JSON: {exc}") from exc
+        value = load_json(self.stats, f"stats of file {self.path!r}", "add.stats", CorruptLogError)
         if not isinstance(value, dict):
             raise CorruptLogError(f"stats of file {self.path!r} are not a JSON object")
         return value
@@ -186,7 +208,7 @@ class AddFile:
     def num_records(self) -> int | None:
         """``stats.numRecords`` if logged."""
         value = self.parsed_stats.get("numRecords")
-        return value if isinstance(value, int) else None
+        return value if type(value) is int and 0 <= value <= LONG_MAX else None
 
     def remove(self, deletion_timestamp: int, data_change: bool = True) -> RemoveFile:
         """The ``remove`` that retires this logical file (keeps partition values and size)."""
@@ -225,7 +247,10 @@ class AddFile:
     def from_dict(cls, body: Mapping[str, Any], where: str) -> AddFile:
         stats = body.get("stats")
         if isinstance(stats, dict):  # tolerate writers that inline the object
-            stats = json.dumps(stats, separators=(",", ":"))
+            try:
+                stats = json.dumps(stats, separators=(",", ":"))
+            except (RecursionError, ValueError) as exc:
+                raise CorruptCommitError(f"add.stats cannot be kept as JSON text: {type(exc).__name__}", where) from None
         elif stats is not None and not isinstance(stats, str):
             raise CorruptCommitError("add.stats must be a JSON string", where)
         return cls(
@@ -236,7 +261,7 @@ class AddFile:
             data_change=_get(body, "dataChange", bool, where, True),
             stats=stats,
             tags=_str_map(body, "tags", where, None),
-            deletion_vector=_get(body, "deletionVector", dict, where, None),
+            deletion_vector=_deletion_vector(body, where),
             base_row_id=_get(body, "baseRowId", int, where, None),
             default_row_commit_version=_get(body, "defaultRowCommitVersion", int, where, None),
             clustering_provider=_get(body, "clusteringProvider", str, where, None),
@@ -293,7 +318,7 @@ class RemoveFile:
             size=_get(body, "size", int, where, None),
             stats=stats if isinstance(stats, str) else None,
             tags=_str_map(body, "tags", where, None),
-            deletion_vector=_get(body, "deletionVector", dict, where, None),
+            deletion_vector=_deletion_vector(body, where),
             base_row_id=_get(body, "baseRowId", int, where, None),
             default_row_commit_version=_get(body, "defaultRowCommitVersion", int, where, None),
         )

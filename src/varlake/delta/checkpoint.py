@@ -19,7 +19,14 @@ import pyarrow.parquet as pq
 
 from varlake.delta import config
 from varlake.delta import constants as C
-from varlake.delta.file_table import ADD_SCHEMA, REMOVE_SCHEMA, STR_MAP
+from varlake.delta.file_table import (
+    ADD_SCHEMA,
+    DOMAIN_TYPE,
+    METADATA_TYPE,
+    PROTOCOL_TYPE,
+    REMOVE_SCHEMA,
+    TXN_TYPE,
+)
 from varlake.delta.last_checkpoint import write_last_checkpoint
 from varlake.delta.log import checkpoint_name
 from varlake.delta.replay import TableState
@@ -27,44 +34,17 @@ from varlake.io.storage import Storage
 
 __all__ = ["CHECKPOINT_SCHEMA", "checkpoint_table", "write_checkpoint"]
 
-_PROTOCOL_TYPE = pa.struct(
-    [
-        pa.field("minReaderVersion", pa.int32()),
-        pa.field("minWriterVersion", pa.int32()),
-        pa.field("readerFeatures", pa.list_(pa.string())),
-        pa.field("writerFeatures", pa.list_(pa.string())),
-    ]
-)
-_METADATA_TYPE = pa.struct(
-    [
-        pa.field("id", pa.string()),
-        pa.field("name", pa.string()),
-        pa.field("description", pa.string()),
-        pa.field("format", pa.struct([pa.field("provider", pa.string()), pa.field("options", STR_MAP)])),
-        pa.field("schemaString", pa.string()),
-        pa.field("partitionColumns", pa.list_(pa.string())),
-        pa.field("createdTime", pa.int64()),
-        pa.field("configuration", STR_MAP),
-    ]
-)
-_TXN_TYPE = pa.struct(
-    [pa.field("appId", pa.string()), pa.field("version", pa.int64()), pa.field("lastUpdated", pa.int64())]
-)
-_DOMAIN_TYPE = pa.struct(
-    [pa.field("domain", pa.string()), pa.field("configuration", pa.string()), pa.field("removed", pa.bool_())]
-)
-
 
 def _schema(with_stats: bool) -> pa.Schema:
     add_fields = [f for f in ADD_SCHEMA if with_stats or f.name != "stats"]
     return pa.schema(
         [
-            pa.field(C.PROTOCOL, _PROTOCOL_TYPE),
-            pa.field(C.METADATA, _METADATA_TYPE),
-            pa.field(C.TXN, _TXN_TYPE),
+            pa.field(C.PROTOCOL, PROTOCOL_TYPE),
+            pa.field(C.METADATA, METADATA_TYPE),
+            pa.field(C.TXN, TXN_TYPE),
             pa.field(C.ADD, pa.struct(add_fields)),
             pa.field(C.REMOVE, pa.struct(list(REMOVE_SCHEMA))),
-            pa.field(C.DOMAIN_METADATA, _DOMAIN_TYPE),
+            pa.field(C.DOMAIN_METADATA, DOMAIN_TYPE),
         ]
     )
 
@@ -102,7 +82,7 @@ def checkpoint_table(state: TableState, now_ms: int | None = None) -> pa.Table:
                 "writerFeatures": list(p.writer_features) if p.writer_features is not None else None,
             }
         ],
-        _PROTOCOL_TYPE,
+        PROTOCOL_TYPE,
     )
     metadata = pa.array(
         [
@@ -117,10 +97,10 @@ def checkpoint_table(state: TableState, now_ms: int | None = None) -> pa.Table:
                 "configuration": _map(m.configuration),
             }
         ],
-        _METADATA_TYPE,
+        METADATA_TYPE,
     )
-    txns = pa.array([t.to_dict() | {"lastUpdated": t.last_updated} for t in state.txns.values()], _TXN_TYPE)
-    domains = pa.array([d.to_dict() for d in state.domains.values()], _DOMAIN_TYPE)
+    txns = pa.array([t.to_dict() | {"lastUpdated": t.last_updated} for t in state.txns.values()], TXN_TYPE)
+    domains = pa.array([d.to_dict() for d in state.domains.values()], DOMAIN_TYPE)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     cutoff = now - int(config.deleted_file_retention_hours(cfg) * 3600 * 1000)
     removes = state.removes

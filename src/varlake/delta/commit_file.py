@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from varlake.delta import constants as C
 from varlake.delta.actions import ACTIONS_BY_NAME, Action
+from varlake.delta.json_fields import load_json
 from varlake.errors import CorruptCommitError, UnknownActionError
 
-__all__ = ["action_from_dict", "parse_commit", "parse_line"]
+__all__ = ["action_from_dict", "parse_commit", "parse_commit_lines", "parse_line"]
 
 
 def action_from_dict(name: str, body: Any, where: str) -> Action | None:
@@ -29,11 +29,8 @@ def action_from_dict(name: str, body: Any, where: str) -> Action | None:
 
 
 def parse_line(line: str, where: str) -> Action | None:
-    """The action of one log line."""
-    try:
-        obj = json.loads(line)
-    except ValueError as exc:
-        raise CorruptCommitError(f"truncated or invalid JSON: {exc}", where) from exc
+    """The action of one log line (nested at most ``json_fields.MAX_JSON_DEPTH`` deep)."""
+    obj = load_json(line, where, "the log line")
     if not isinstance(obj, dict) or len(obj) != 1:
         raise CorruptCommitError("a log line must be a JSON object with exactly one action key", where)
     ((name, body),) = obj.items()
@@ -42,11 +39,16 @@ def parse_line(line: str, where: str) -> Action | None:
 
 def parse_commit(data: bytes, path: str) -> list[Action]:
     """All actions of one commit file; errors name ``path`` and the line."""
+    return [action for _, action in parse_commit_lines(data, path)]
+
+
+def parse_commit_lines(data: bytes, path: str) -> list[tuple[int, Action]]:
+    """``(line number, action)`` for every action of one commit file (ignored ones left out)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorruptCommitError(f"not UTF-8 text (byte {exc.start})", path) from exc
-    actions: list[Action] = []
+    actions: list[tuple[int, Action]] = []
     seen_line = False
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -54,7 +56,7 @@ def parse_commit(data: bytes, path: str) -> list[Action]:
         seen_line = True
         action = parse_line(line, f"{path} line {lineno}")
         if action is not None:
-            actions.append(action)
+            actions.append((lineno, action))
     if not seen_line:
         raise CorruptCommitError("empty commit file", path)
     return actions

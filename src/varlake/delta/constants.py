@@ -57,6 +57,9 @@ IN_COMMIT_TIMESTAMP: Final = "inCommitTimestamp"
 TYPE_WIDENING: Final = "typeWidening"
 VARIANT_TYPE: Final = "variantType"
 VARIANT_SHREDDING: Final = "variantShredding"
+#: String collations (Delta's collations RFC; not in PROTOCOL.md yet): a writer feature --
+#: the data files are plain strings, only comparisons and statistics follow the collation.
+COLLATIONS: Final = "collations"
 
 #: Spellings written by engines while a feature was in preview; read as the feature.
 FEATURE_ALIASES: Final = {
@@ -64,6 +67,7 @@ FEATURE_ALIASES: Final = {
     "variantShredding-preview": VARIANT_SHREDDING,
     "typeWidening-preview": TYPE_WIDENING,
     "catalogOwned-preview": CATALOG_MANAGED,
+    "collations-preview": COLLATIONS,
 }
 
 KNOWN_FEATURES: Final = frozenset(
@@ -90,6 +94,7 @@ KNOWN_FEATURES: Final = frozenset(
         TYPE_WIDENING,
         VARIANT_TYPE,
         VARIANT_SHREDDING,
+        COLLATIONS,
     }
 )
 
@@ -130,5 +135,6 @@ COL_INVARIANTS: Final = "delta.invariants"
 COL_GENERATION_EXPRESSION: Final = "delta.generationExpression"
 COL_IDENTITY_PREFIX: Final = "delta.identity."
 COL_CURRENT_DEFAULT: Final = "CURRENT_DEFAULT"
+COL_COLLATIONS: Final = "__COLLATIONS"
 
 ENGINE_INFO: Final = "varlake/0.1.0"

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from varlake.delta.actions import AddFile, RemoveFile, dv_unique_id
 
 __all__ = [
+    "ACTION_TYPES",
     "ADD_SCHEMA",
     "REMOVE_SCHEMA",
     "adds_to_table",
@@ -66,6 +67,55 @@ REMOVE_SCHEMA = pa.schema(
         pa.field("defaultRowCommitVersion", pa.int64()),
     ]
 )
+
+
+PROTOCOL_TYPE = pa.struct(
+    [
+        pa.field("minReaderVersion", pa.int32()),
+        pa.field("minWriterVersion", pa.int32()),
+        pa.field("readerFeatures", pa.list_(pa.string())),
+        pa.field("writerFeatures", pa.list_(pa.string())),
+    ]
+)
+METADATA_TYPE = pa.struct(
+    [
+        pa.field("id", pa.string()),
+        pa.field("name", pa.string()),
+        pa.field("description", pa.string()),
+        pa.field("format", pa.struct([pa.field("provider", pa.string()), pa.field("options", STR_MAP)])),
+        pa.field("schemaString", pa.string()),
+        pa.field("partitionColumns", pa.list_(pa.string())),
+        pa.field("createdTime", pa.int64()),
+        pa.field("configuration", STR_MAP),
+    ]
+)
+TXN_TYPE = pa.struct(
+    [pa.field("appId", pa.string()), pa.field("version", pa.int64()), pa.field("lastUpdated", pa.int64())]
+)
+DOMAIN_TYPE = pa.struct(
+    [pa.field("domain", pa.string()), pa.field("configuration", pa.string()), pa.field("removed", pa.bool_())]
+)
+CHECKPOINT_METADATA_TYPE = pa.struct([pa.field("version", pa.int64()), pa.field("tags", STR_MAP)])
+SIDECAR_TYPE = pa.struct(
+    [
+        pa.field("path", pa.string()),
+        pa.field("sizeInBytes", pa.int64()),
+        pa.field("modificationTime", pa.int64()),
+        pa.field("tags", STR_MAP),
+    ]
+)
+
+#: Arrow type of each action column a checkpoint may hold (PROTOCOL.md "Checkpoint Schema").
+ACTION_TYPES = {
+    "protocol": PROTOCOL_TYPE,
+    "metaData": METADATA_TYPE,
+    "txn": TXN_TYPE,
+    "add": pa.struct(list(ADD_SCHEMA)),
+    "remove": pa.struct(list(REMOVE_SCHEMA)),
+    "domainMetadata": DOMAIN_TYPE,
+    "checkpointMetadata": CHECKPOINT_METADATA_TYPE,
+    "sidecar": SIDECAR_TYPE,
+}
 
 
 def _conform(arr: pa.Array, target: pa.DataType) -> pa.Array:

@@ -12,7 +12,6 @@ as the Delta reference implementation does -- they are made strictly increasing:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -20,8 +19,9 @@ from typing import Any, Mapping
 
 from varlake.delta import config
 from varlake.delta.actions import Metadata
+from varlake.delta.json_fields import LONG_MAX, LONG_MIN, load_json
 from varlake.delta.log import LogListing
-from varlake.errors import CorruptCommitError, StorageFileNotFoundError, VersionNotFoundError
+from varlake.errors import CorruptLogError, StorageFileNotFoundError, VersionNotFoundError
 from varlake.io.storage import Storage
 
 __all__ = [
@@ -51,7 +51,10 @@ class CommitEntry:
 
     @property
     def datetime(self) -> datetime:
-        return datetime.fromtimestamp(self.timestamp / 1000, tz=timezone.utc)
+        try:
+            return datetime.fromtimestamp(self.timestamp / 1000, tz=timezone.utc)
+        except (OverflowError, ValueError, OSError) as exc:
+            raise CorruptLogError(f"version {self.version}: commit timestamp {self.timestamp} ms is not a date ({exc})") from None
 
 
 def to_epoch_ms(ts: int | float | datetime) -> int:
@@ -71,11 +74,8 @@ def read_commit_info(storage: Storage, path: str) -> dict[str, Any] | None:
         return None
     for lineno, line in enumerate(data.split(b"\n"), start=1):
         if _COMMIT_INFO_LINE.match(line):
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise CorruptCommitError(f"truncated or invalid JSON: {exc}", f"{path} line {lineno}") from exc
-            info = obj.get("commitInfo")
+            obj = load_json(line, f"{path} line {lineno}", "the log line")
+            info = obj.get("commitInfo") if isinstance(obj, dict) else None
             return info if isinstance(info, dict) else None
     return None
 
@@ -98,7 +98,7 @@ def commit_timestamps(storage: Storage, listing: LogListing, metadata: Metadata)
         if ict_from is not None and version >= ict_from:
             ci = read_commit_info(storage, info.path) or {}
             ict = ci.get("inCommitTimestamp")
-            if isinstance(ict, int):
+            if type(ict) is int and LONG_MIN <= ict <= LONG_MAX:
                 ts = ict
         if previous is not None and ts <= previous and (ict_from is None or version < ict_from):
             ts = previous + 1

@@ -13,7 +13,9 @@ from typing import Any
 from urllib.parse import quote
 
 from varlake.delta import constants as C
-from varlake.errors import StorageFileNotFoundError
+from varlake.delta.json_fields import load_json
+from varlake.delta.schema import MAX_SCHEMA_JSON_DEPTH
+from varlake.errors import StorageFileNotFoundError, VarlakeError
 from varlake.io.storage import Storage
 
 __all__ = ["json_checksum", "read_last_checkpoint", "write_last_checkpoint"]
@@ -21,9 +23,10 @@ __all__ = ["json_checksum", "read_last_checkpoint", "write_last_checkpoint"]
 
 def read_last_checkpoint(storage: Storage, log_dir: str) -> dict[str, Any] | None:
     """``_last_checkpoint`` as a dict, or ``None`` if absent or unusable."""
-    try:
-        obj = json.loads(storage.read(f"{log_dir}/{C.LAST_CHECKPOINT}"))
-    except (StorageFileNotFoundError, ValueError, UnicodeDecodeError):
+    path = f"{log_dir}/{C.LAST_CHECKPOINT}"
+    try:  # nesting bounded before decoding, so the checksum's recursion stays bounded too
+        obj = load_json(storage.read(path), path, C.LAST_CHECKPOINT, max_depth=MAX_SCHEMA_JSON_DEPTH + 2)
+    except (StorageFileNotFoundError, VarlakeError):
         return None
     if not isinstance(obj, dict) or not isinstance(obj.get("version"), int) or obj["version"] < 0:
         return None

@@ -4,8 +4,9 @@ A *log segment* for version ``v`` is the newest complete checkpoint at or below
 ``v`` plus every commit JSON after it up to ``v`` -- exactly what replay needs.
 Classic single-part (``n.checkpoint.parquet``) and multi-part
 (``n.checkpoint.o.p.parquet``) checkpoints are read; a multi-part checkpoint with a
-missing part is ignored (PROTOCOL.md). UUID-named V2 checkpoints, log compactions
-and ``.crc`` files are not used (they are optional for readers).
+missing part is ignored (PROTOCOL.md). UUID-named V2 checkpoints and sidecars are
+read by ``checkpoint_v2``; log compactions and ``.crc`` files are not used (they are
+optional for readers).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from varlake.delta.actions import (
     RemoveFile,
     Txn,
 )
-from varlake.delta.commit_file import parse_commit
+from varlake.delta.checkpoint_v2 import UUID_CHECKPOINT, is_uuid_checkpoint, read_top_level, sidecar_tables
+from varlake.delta.commit_file import parse_commit_lines
 from varlake.delta.file_table import ADD_SCHEMA, REMOVE_SCHEMA, conform_struct
 from varlake.delta.paths import check_path_column, relative_data_path
 from varlake.errors import (
@@ -37,7 +39,6 @@ from varlake.errors import (
     StorageFileNotFoundError,
     TableNotFoundError,
     UnknownActionError,
-    UnsupportedFeatureError,
     VersionNotFoundError,
 )
 from varlake.io.storage import FileInfo, Storage
@@ -103,6 +104,7 @@ def list_log(storage: Storage, log_dir: str, from_version: int | None = None) ->
     start = f"{from_version:0{C.VERSION_DIGITS}d}" if from_version else None
     commits: dict[int, FileInfo] = {}
     singles: dict[int, FileInfo] = {}
+    uuids: dict[int, FileInfo] = {}
     multi: dict[tuple[int, int], dict[int, FileInfo]] = {}
     # Every file of version v sorts after the bare 20-digit number v; older ones before it.
     for info in storage.list(log_dir, start_after=start):
@@ -111,6 +113,8 @@ def list_log(storage: Storage, log_dir: str, from_version: int | None = None) ->
             commits[int(m.group(1))] = info
         elif m := _CLASSIC.match(name):
             singles[int(m.group(1))] = info
+        elif m := UUID_CHECKPOINT.match(name):
+            uuids.setdefault(int(m.group(1)), info)
         elif m := _MULTI.match(name):
             version, part, parts = int(m.group(1)), int(m.group(2)), int(m.group(3))
             if 1 <= part <= parts:
@@ -119,6 +123,8 @@ def list_log(storage: Storage, log_dir: str, from_version: int | None = None) ->
     for (version, parts), found in sorted(multi.items()):
         if len(found) == parts and parts > 0:
             checkpoints[version] = CheckpointRef(version, tuple(found[i] for i in range(1, parts + 1)))
+    for version, info in uuids.items():
+        checkpoints[version] = CheckpointRef(version, (info,))
     for version, info in singles.items():  # prefer the single file when both exist
         checkpoints[version] = CheckpointRef(version, (info,))
     return LogListing(commits, checkpoints, complete=not from_version)
@@ -188,11 +194,11 @@ def read_commit(storage: Storage, info: FileInfo, root_location: str) -> list[Ac
         data = storage.read(info.path)
     except StorageFileNotFoundError as exc:
         raise MissingCommitError("commit file disappeared while reading", info.path) from exc
-    actions = parse_commit(data, info.path)
-    for action in actions:
+    actions = parse_commit_lines(data, info.path)
+    for lineno, action in actions:
         if isinstance(action, (AddFile, RemoveFile)):
-            relative_data_path(action.path, root_location, info.path)
-    return actions
+            relative_data_path(action.path, root_location, f"{info.path} line {lineno}")
+    return [action for _, action in actions]
 
 
 @dataclass(frozen=True)
@@ -214,17 +220,17 @@ def _read_part(storage: Storage, info: FileInfo) -> pa.Table:
         pf = pq.ParquetFile(pa.BufferReader(data))
         names = pf.schema_arrow.names
         unknown = [n for n in names if n not in _STATE_COLUMNS and n not in _SKIPPED_COLUMNS]
-        table = pf.read(columns=[n for n in names if n in _STATE_COLUMNS or n == C.SIDECAR or n in unknown])
+        v2 = (C.SIDECAR, C.CHECKPOINT_METADATA)
+        table = pf.read(columns=[n for n in names if n in _STATE_COLUMNS or n in v2 or n in unknown])
+        table.validate(full=True)  # e.g. strings that are not UTF-8: pyarrow does not check on read
     except StorageFileNotFoundError as exc:
         raise CorruptCheckpointError("checkpoint part disappeared while reading", info.path) from exc
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise CorruptCheckpointError(f"unreadable checkpoint Parquet: {exc}", info.path) from exc
-    for name in unknown + ([C.SIDECAR] if C.SIDECAR in names else []):
+    for name in unknown:
         if table.column(name).null_count < table.num_rows:
             if name == C.SIDECAR:
-                raise UnsupportedFeatureError(
-                    f"{info.path}: V2 checkpoint with sidecar files is not supported ({C.V2_CHECKPOINT})"
-                )
+                continue  # read by checkpoint_v2.sidecar_tables
             raise UnknownActionError(f"checkpoint holds unknown action column {name!r}", info.path)
     return table
 
@@ -255,7 +261,12 @@ def _file_actions(tables: list[pa.Table], name: str, schema: pa.Schema, path: st
 def read_checkpoint(storage: Storage, ref: CheckpointRef, root_location: str) -> CheckpointState:
     """Read a single- or multi-part classic checkpoint into a ``CheckpointState``."""
     where = ref.files[0].path if len(ref.files) == 1 else f"{ref.files[0].path} (+{len(ref.files) - 1} parts)"
-    tables = [_read_part(storage, info) for info in ref.files]
+    if len(ref.files) == 1 and is_uuid_checkpoint(ref.files[0].name):
+        tables = [read_top_level(storage, ref.files[0])]
+    else:
+        tables = [_read_part(storage, info) for info in ref.files]
+    log_dir = ref.files[0].path.rsplit("/", 1)[0]
+    tables += sidecar_tables(storage, log_dir, ref.version, ref.files, tables, where)
     protocols = [r for t in tables for r in _rows(t, C.PROTOCOL)]
     metadatas = [r for t in tables for r in _rows(t, C.METADATA)]
     if len(protocols) != 1 or len(metadatas) != 1:

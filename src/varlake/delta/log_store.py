@@ -21,8 +21,10 @@ from varlake.delta.log import LogListing, build_segment, commit_name, list_log, 
 from varlake.delta.protocol import check_readable, check_writable
 from varlake.delta.replay import TableState, replay, state_from_checkpoint
 from varlake.delta.snapshot import Snapshot
+from varlake.delta.schema import top_level_types
 from varlake.errors import StorageFileNotFoundError
 from varlake.io.storage import FileInfo, Storage
+from varlake.semantics import partition_values
 
 __all__ = ["LogStore"]
 
@@ -137,7 +139,11 @@ class LogStore:
     def _make_snapshot(self, state: TableState, commit_file: FileInfo | None) -> Snapshot:
         check_readable(state.protocol, state.metadata, self.root)
         snap = Snapshot(self.root, state, self._timestamp_of(state, commit_file))
-        _ = snap.schema  # a schema string that does not parse fails the open, not a later scan
+        # A schema string that does not parse, or partition columns it does not have, fail the
+        # open, not a later scan or append.
+        partition_values.check_partition_columns(
+            snap.partition_columns, top_level_types(snap.schema), f"{self.root} metaData.partitionColumns"
+        )
         return snap
 
     def _remember(self, snap: Snapshot, commit_file: FileInfo | None) -> None:

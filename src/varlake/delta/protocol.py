@@ -25,7 +25,9 @@ from varlake.delta.schema import (
     iter_fields,
     parse_schema,
 )
-from varlake.errors import InvalidCommitError, PartitionValueError, UnsupportedFeatureError
+from varlake.delta.column_mapping import mapping_mode
+from varlake.delta.type_widening import TYPE_CHANGES_KEY, validate_type_changes
+from varlake.errors import ColumnMappingError, InvalidCommitError, PartitionValueError, UnsupportedFeatureError
 from varlake.semantics import partition_values
 
 __all__ = [
@@ -40,7 +42,12 @@ MAX_READER_VERSION = 3
 MAX_WRITER_VERSION = 7
 
 #: Reader features whose read-side requirements varlake meets.
-READER_SUPPORTED = frozenset({C.VARIANT_TYPE, C.VARIANT_SHREDDING, C.TIMESTAMP_NTZ, C.VACUUM_PROTOCOL_CHECK})
+READER_SUPPORTED = frozenset(
+    {
+        C.VARIANT_TYPE, C.VARIANT_SHREDDING, C.TIMESTAMP_NTZ, C.VACUUM_PROTOCOL_CHECK, C.V2_CHECKPOINT,
+        C.DELETION_VECTORS, C.COLUMN_MAPPING, C.TYPE_WIDENING,
+    }
+)  # fmt: skip
 
 #: Writer-only features: nothing for a reader to do, so they never block reading.
 WRITER_ONLY = frozenset(
@@ -58,12 +65,15 @@ WRITER_ONLY = frozenset(
         C.ICEBERG_COMPAT_V2,
         C.CLUSTERING,
         C.IN_COMMIT_TIMESTAMP,
+        C.COLLATIONS,
     }
 )
 
 #: Writer features varlake implements outright (appendOnly and changeDataFeed are
 #: enforced per commit by the transaction; domains are preserved in checkpoints).
-WRITER_SUPPORTED = READER_SUPPORTED | frozenset(
+#: (deletionVectors is read only: vacuum does not know DV files yet, so writes stay refused;
+#: columnMapping and typeWidening are read only too: writes to such tables are refused)
+WRITER_SUPPORTED = (READER_SUPPORTED - {C.DELETION_VECTORS, C.COLUMN_MAPPING, C.TYPE_WIDENING}) | frozenset(
     {C.APPEND_ONLY, C.CHANGE_DATA_FEED, C.DOMAIN_METADATA_FEATURE, C.IN_COMMIT_TIMESTAMP}
 )
 
@@ -109,17 +119,28 @@ def check_readable(protocol: Protocol, metadata: Metadata, where: str = "table")
             raise UnsupportedFeatureError(
                 f"{where}: reader table feature(s) not supported by varlake: {', '.join(missing)}"
             )
-    mode = metadata.configuration.get(C.PROP_COLUMN_MAPPING_MODE, "none")
-    mapping_supported = protocol.min_reader_version == 2 or C.COLUMN_MAPPING in protocol.reader_feature_set
-    if mapping_supported and mode.lower() != "none":
+    try:
+        mapping_mode(protocol, metadata)  # name and id modes are read (delta.column_mapping)
+    except ColumnMappingError as exc:
+        raise UnsupportedFeatureError(f"{where}: {exc}") from None
+    if TYPE_CHANGES_KEY in metadata.schema_string:  # validated only where recorded (parsing costs)
+        validate_type_changes(parse_schema(metadata.schema_string, f"{where} metaData.schemaString"), where)
+
+
+def _mapping_refusal(protocol: Protocol, metadata: Metadata, where: str) -> None:
+    """Writers refuse column-mapped tables: data files would need physical names and ids."""
+    mode = mapping_mode(protocol, metadata)
+    if mode != "none":
         raise UnsupportedFeatureError(
-            f"{where}: reader table feature {C.COLUMN_MAPPING} (mode {mode!r}) is not supported"
+            f"{where}: writer table feature {C.COLUMN_MAPPING} (mode {mode!r}) is not supported: "
+            "varlake reads column-mapped tables but does not write them"
         )
 
 
 def check_writable(protocol: Protocol, metadata: Metadata, where: str = "table") -> None:
     """Raise ``UnsupportedFeatureError`` unless varlake can write this table correctly."""
     check_readable(protocol, metadata, where)
+    _mapping_refusal(protocol, metadata, where)
     if protocol.min_writer_version > MAX_WRITER_VERSION:
         raise UnsupportedFeatureError(
             f"{where}: writer version {protocol.min_writer_version} is newer than varlake supports ({MAX_WRITER_VERSION})"
@@ -137,12 +158,13 @@ def check_writable(protocol: Protocol, metadata: Metadata, where: str = "table")
 def _active_reason(feature: str, metadata: Metadata) -> str | None:
     """Why a writer feature varlake does not implement is active here (``None``: inactive)."""
     cfg = metadata.configuration
-    if feature in (C.INVARIANTS, C.GENERATED_COLUMNS, C.ALLOW_COLUMN_DEFAULTS, C.IDENTITY_COLUMNS):
+    if feature in (C.INVARIANTS, C.GENERATED_COLUMNS, C.ALLOW_COLUMN_DEFAULTS, C.IDENTITY_COLUMNS, C.COLLATIONS):
         keys = {
             C.INVARIANTS: (C.COL_INVARIANTS,),
             C.GENERATED_COLUMNS: (C.COL_GENERATION_EXPRESSION,),
             C.ALLOW_COLUMN_DEFAULTS: (C.COL_CURRENT_DEFAULT,),
             C.IDENTITY_COLUMNS: (C.COL_IDENTITY_PREFIX,),
+            C.COLLATIONS: (C.COL_COLLATIONS,),
         }[feature]
         for f in iter_fields(parse_schema(metadata.schema_string)):
             if any(k.startswith(key) for k in f.metadata for key in keys):

@@ -4,6 +4,12 @@ The model mirrors PROTOCOL.md "Schema Serialization Format": primitive types,
 ``struct``, ``array``, ``map`` and ``variant`` -- the latter allowed anywhere a type
 may appear. In Arrow (and Parquet) an unshredded Variant is the struct
 ``<metadata: binary not null, value: binary not null>``.
+
+A schema nests at most ``MAX_NESTING_DEPTH`` Parquet levels; ``schemaString`` JSON nests at
+most ``MAX_SCHEMA_JSON_DEPTH``. Both are checked before anything recursive runs (the JSON
+by a linear scan, the type tree level by level as it is built), and no type deeper than
+the limit can be constructed, so printing, converting or walking a schema never recurses
+without bound.
 """
 
 from __future__ import annotations
@@ -15,9 +21,14 @@ from typing import Any, Iterator, Mapping, Union
 
 import pyarrow as pa
 
+from varlake.delta.json_fields import brief as _brief
+from varlake.delta.json_fields import load_json
 from varlake.errors import SchemaParseError
+from varlake.io.thrift_footer import MAX_SCHEMA_DEPTH
 
 __all__ = [
+    "MAX_NESTING_DEPTH",
+    "MAX_SCHEMA_JSON_DEPTH",
     "ArrayType",
     "DataType",
     "MapType",
@@ -51,6 +62,35 @@ _PRIMITIVES = frozenset(
 )
 _DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 
+MAX_NESTING_DEPTH = MAX_SCHEMA_DEPTH
+"""Deepest Parquet node a table schema may need: a top-level column is level 1, a struct's
+fields one level below it, an array's element and a map's key/value two (the repeated group,
+then the node), a Variant's ``metadata``/``value`` one. Arrow's Parquet reader and writer
+refuse schema trees 100 levels deep ("schema depth limit"), so a deeper table could never hold
+a readable data file: 98 nested structs or 49 nested arrays in one column is the most any
+Parquet file varlake writes or reads can hold. (Spark has no lower limit of its own; Jackson's
+JSON nesting limit lets Delta parse about 330 struct levels, none of which Arrow could store.)"""
+
+MAX_SCHEMA_JSON_DEPTH = 3 * MAX_NESTING_DEPTH + 32
+"""Deepest JSON nesting accepted in a ``schemaString``: a schema ``MAX_NESTING_DEPTH`` levels
+deep needs three JSON levels per struct level (``fields`` list, field object, ``type`` object),
+plus room for nested field metadata. Checked by a linear scan before the text is decoded."""
+
+
+def _check_height(owner: Any, height: int) -> None:
+    """Remember how many Parquet levels ``owner`` needs below its node; refuse over the limit."""
+    if height > MAX_NESTING_DEPTH:
+        raise SchemaParseError(
+            f"a type nested {height} Parquet levels deep exceeds the limit of {MAX_NESTING_DEPTH} "
+            "(Arrow's Parquet schema depth limit)"
+        )
+    object.__setattr__(owner, "_height", height)
+
+
+def _height(dtype: Any) -> int:
+    """Parquet levels below the node holding ``dtype`` (0 for a primitive)."""
+    return getattr(dtype, "_height", 0)
+
 
 @dataclass(frozen=True)
 class PrimitiveType:
@@ -66,6 +106,9 @@ class PrimitiveType:
 class VariantType:
     """The semi-structured ``variant`` type."""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_height", 1)  # its metadata and value leaves
+
     def to_json(self) -> Any:
         return "variant"
 
@@ -74,6 +117,9 @@ class VariantType:
 class ArrayType:
     element_type: DataType
     contains_null: bool = True
+
+    def __post_init__(self) -> None:
+        _check_height(self, 2 + _height(self.element_type))
 
     def to_json(self) -> Any:
         return {"type": "array", "elementType": self.element_type.to_json(), "containsNull": self.contains_null}
@@ -84,6 +130,9 @@ class MapType:
     key_type: DataType
     value_type: DataType
     value_contains_null: bool = True
+
+    def __post_init__(self) -> None:
+        _check_height(self, 2 + max(_height(self.key_type), _height(self.value_type)))
 
     def to_json(self) -> Any:
         return {
@@ -114,6 +163,9 @@ class StructField:
 class StructType:
     fields: tuple[StructField, ...] = ()
 
+    def __post_init__(self) -> None:
+        _check_height(self, 1 + max((_height(f.type) for f in self.fields), default=-1))
+
     def to_json(self) -> Any:
         return {"type": "struct", "fields": [f.to_json() for f in self.fields]}
 
@@ -137,18 +189,27 @@ DataType = Union[PrimitiveType, VariantType, ArrayType, MapType, StructType]
 
 
 def parse_schema(schema_string: str, where: str = "schemaString") -> StructType:
-    """Parse a Delta ``schemaString``; ``SchemaParseError`` names the bad element."""
-    try:
-        obj = json.loads(schema_string)
-    except (TypeError, ValueError) as exc:
-        raise SchemaParseError(f"{where}: not valid JSON: {exc}") from exc
-    result = _parse_type(obj, where)
+    """Parse a Delta ``schemaString``; ``SchemaParseError`` names the bad element.
+
+    Nesting is bounded (``MAX_SCHEMA_JSON_DEPTH``, ``MAX_NESTING_DEPTH``) before recursion.
+    """
+    if not isinstance(schema_string, str):
+        raise SchemaParseError(f"{where}: not valid JSON: a schema string must be text, got {type(schema_string).__name__}")
+    obj = load_json(schema_string, where, "schemaString", SchemaParseError, MAX_SCHEMA_JSON_DEPTH)
+    result = _parse_type(obj, where, 0)
     if not isinstance(result, StructType):
-        raise SchemaParseError(f"{where}: a table schema must be a struct, got {obj!r}")
+        raise SchemaParseError(f"{where}: a table schema must be a struct, got {_brief(obj)}")
     return result
 
 
-def _parse_type(obj: Any, at: str) -> DataType:
+def _parse_type(obj: Any, at: str, level: int) -> DataType:
+    """The type of JSON ``obj`` held by a Parquet node at depth ``level`` (the table: 0)."""
+    is_variant = obj == "variant" or isinstance(obj, dict) and obj.get("type") == "variant"
+    if level + is_variant > MAX_NESTING_DEPTH:
+        short = at if len(at) <= 400 else f"{at[:300]} ... {at[-80:]}"
+        raise SchemaParseError(
+            f"{short}: the schema nests deeper than {MAX_NESTING_DEPTH} Parquet levels (Arrow's Parquet schema depth limit)"
+        )
     if isinstance(obj, str):
         if obj == "variant":
             return VariantType()
@@ -160,7 +221,7 @@ def _parse_type(obj: Any, at: str) -> DataType:
             if not 1 <= precision <= 38 or scale > precision:
                 raise SchemaParseError(f"{at}: invalid decimal precision/scale in {obj!r}")
             return PrimitiveType(f"decimal({precision},{scale})")
-        raise SchemaParseError(f"{at}: unknown type {obj!r}")
+        raise SchemaParseError(f"{at}: unknown type {_brief(obj)}")
     if not isinstance(obj, dict):
         raise SchemaParseError(f"{at}: a type must be a string or an object, got {type(obj).__name__}")
     kind = obj.get("type")
@@ -170,7 +231,7 @@ def _parse_type(obj: Any, at: str) -> DataType:
         raw_fields = obj.get("fields")
         if not isinstance(raw_fields, list):
             raise SchemaParseError(f"{at}: struct needs a 'fields' list")
-        fields = tuple(_parse_field(f, f"{at}.fields[{i}]") for i, f in enumerate(raw_fields))
+        fields = tuple(_parse_field(f, f"{at}.fields[{i}]", level + 1) for i, f in enumerate(raw_fields))
         seen: dict[str, str] = {}
         for f in fields:
             low = f.name.lower()
@@ -181,26 +242,26 @@ def _parse_type(obj: Any, at: str) -> DataType:
     if kind == "array":
         if "elementType" not in obj:
             raise SchemaParseError(f"{at}: array needs 'elementType'")
-        return ArrayType(_parse_type(obj["elementType"], f"{at}.elementType"), _bool(obj, "containsNull", at))
+        return ArrayType(_parse_type(obj["elementType"], f"{at}.elementType", level + 2), _bool(obj, "containsNull", at))
     if kind == "map":
         if "keyType" not in obj or "valueType" not in obj:
             raise SchemaParseError(f"{at}: map needs 'keyType' and 'valueType'")
         return MapType(
-            _parse_type(obj["keyType"], f"{at}.keyType"),
-            _parse_type(obj["valueType"], f"{at}.valueType"),
+            _parse_type(obj["keyType"], f"{at}.keyType", level + 2),
+            _parse_type(obj["valueType"], f"{at}.valueType", level + 2),
             _bool(obj, "valueContainsNull", at),
         )
-    raise SchemaParseError(f"{at}: unknown type {kind!r}")
+    raise SchemaParseError(f"{at}: unknown type {_brief(kind)}")
 
 
 def _bool(obj: Mapping[str, Any], key: str, at: str) -> bool:
     value = obj.get(key, True)
     if not isinstance(value, bool):
-        raise SchemaParseError(f"{at}.{key}: must be true or false, got {value!r}")
+        raise SchemaParseError(f"{at}.{key}: must be true or false, got {_brief(value)}")
     return value
 
 
-def _parse_field(obj: Any, at: str) -> StructField:
+def _parse_field(obj: Any, at: str, level: int) -> StructField:
     if not isinstance(obj, dict):
         raise SchemaParseError(f"{at}: a struct field must be an object")
     name = obj.get("name")
@@ -211,7 +272,7 @@ def _parse_field(obj: Any, at: str) -> StructField:
     metadata = obj.get("metadata", {})
     if not isinstance(metadata, dict):
         raise SchemaParseError(f"{at} ({name!r}): 'metadata' must be an object")
-    return StructField(name, _parse_type(obj["type"], f"{at}.type"), _bool(obj, "nullable", at), metadata)
+    return StructField(name, _parse_type(obj["type"], f"{at}.type", level), _bool(obj, "nullable", at), metadata)
 
 
 def iter_types(dtype: DataType) -> Iterator[DataType]:
@@ -325,8 +386,11 @@ _FROM_ARROW: list[tuple[Any, str]] = [
 ]
 
 
-def from_arrow_type(t: pa.DataType) -> DataType:
-    """The Delta type of an Arrow type (no Variant: Arrow has no tag for it)."""
+def from_arrow_type(t: pa.DataType, level: int = 1) -> DataType:
+    """The Delta type of an Arrow type (no Variant: Arrow has no tag for it) held at Parquet
+    depth ``level``; nesting beyond ``MAX_NESTING_DEPTH`` is refused before recursing."""
+    if level > MAX_NESTING_DEPTH:
+        raise SchemaParseError(f"Arrow type nests deeper than {MAX_NESTING_DEPTH} Parquet levels (Arrow's Parquet schema depth limit)")
     for test, name in _FROM_ARROW:
         if test(t):
             return PrimitiveType(name)
@@ -335,11 +399,13 @@ def from_arrow_type(t: pa.DataType) -> DataType:
     if pa.types.is_decimal(t):
         return PrimitiveType(f"decimal({t.precision},{t.scale})")
     if pa.types.is_struct(t):
-        return StructType(tuple(StructField(f.name, from_arrow_type(f.type), f.nullable) for f in t))
+        return StructType(tuple(StructField(f.name, from_arrow_type(f.type, level + 1), f.nullable) for f in t))
     if pa.types.is_map(t):
-        return MapType(from_arrow_type(t.key_type), from_arrow_type(t.item_type), t.item_field.nullable)
+        return MapType(
+            from_arrow_type(t.key_type, level + 2), from_arrow_type(t.item_type, level + 2), t.item_field.nullable
+        )
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return ArrayType(from_arrow_type(t.value_type), t.value_field.nullable)
+        return ArrayType(from_arrow_type(t.value_type, level + 2), t.value_field.nullable)
     raise SchemaParseError(f"Arrow type {t} has no Delta equivalent")
 
 

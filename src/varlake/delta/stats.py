@@ -21,12 +21,14 @@ import dataclasses
 import datetime as _dt
 import functools
 import json
+import re
 from decimal import Decimal
 from typing import Any, Iterator, Mapping
 
 import pyarrow.parquet as pq
 
 from varlake.delta import config
+from varlake.delta.json_fields import LONG_MAX, LONG_MIN, load_json
 from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructType, VariantType
 import numpy as np
 
@@ -44,6 +46,7 @@ DEFAULT_NUM_INDEXED_COLS = config.DEFAULT_NUM_INDEXED_COLS
 STRING_PREFIX_LENGTH = 32
 _BOUNDED = ("byte", "short", "integer", "long", "string", "date", "timestamp", "timestamp_ntz")
 _UTC = _dt.timezone.utc
+_DECIMAL_TYPE = re.compile(r"^decimal\((\d+),(\d+)\)$")
 
 
 def leaf_columns(schema: StructType, prefix: ColumnPath = ()) -> Iterator[tuple[ColumnPath, DataType]]:
@@ -222,9 +225,19 @@ def _typed_bound(type_name: str, raw: Any, is_max: bool) -> Any:
     if raw is None or isinstance(raw, bool):
         return None
     if type_name in ("byte", "short", "integer", "long"):
-        return int(raw) if isinstance(raw, (int, Decimal)) and raw == int(raw) else None
+        if isinstance(raw, Decimal):  # never int() a huge exponent: 1e999999999 has a billion digits
+            if not raw.is_finite() or raw.adjusted() > 18 or raw != raw.to_integral_value():
+                return None
+            raw = int(raw)
+        return raw if isinstance(raw, int) and LONG_MIN <= raw <= LONG_MAX else None
     if type_name.startswith("decimal("):
-        return Decimal(raw) if isinstance(raw, (int, Decimal)) else None
+        value = Decimal(raw) if isinstance(raw, (int, Decimal)) else None
+        m = _DECIMAL_TYPE.match(type_name)
+        if value is None or m is None or not value.is_finite():
+            return None
+        # A bound the column's precision cannot hold is a lie (and could be astronomically long).
+        precision, scale = int(m.group(1)), int(m.group(2))
+        return value if value.is_zero() or -scale <= value.adjusted() < precision - scale else None
     if type_name == "string":
         return raw if isinstance(raw, str) else None
     if type_name == "date":
@@ -296,14 +309,19 @@ def _variant_bounds(column: ColumnPath, text: Any) -> dict[tuple[ColumnPath, str
 
 
 def parse_stats(stats: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """The stats JSON of an ``add`` as a dict (decimals exact); {} when absent or unreadable."""
+    """The stats JSON of an ``add`` as a dict (decimals exact); {} when absent or unreadable.
+
+    Unreadable includes nested deeper than ``json_fields.MAX_JSON_DEPTH`` (refused before
+    decoding). Like Delta, which reads stats it cannot parse as null, a file with unreadable
+    stats is simply never skipped.
+    """
     if stats is None:
         return {}
     if isinstance(stats, Mapping):
         return dict(stats)
     try:
-        parsed = json.loads(stats, parse_float=Decimal)
-    except ValueError:
+        parsed = load_json(stats, "add", "stats", parse_float=Decimal)
+    except VarlakeError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
 
@@ -358,7 +376,7 @@ def _file_stats(
     min_values, max_values, null_count = parsed.get("minValues"), parsed.get("maxValues"), parsed.get("nullCount")
     for path, t in leaf_columns(schema):
         n = _get(null_count, path)
-        if isinstance(n, int) and not isinstance(n, bool):
+        if type(n) is int and 0 <= n <= LONG_MAX:
             nulls[path] = n
         if isinstance(t, VariantType):
             vmin.update(_variant_bounds(path, _get(min_values, path)))
@@ -374,7 +392,7 @@ def _file_stats(
             maxs[path] = hi
     num = parsed.get("numRecords")
     return FileStats(
-        num_records=num if isinstance(num, int) and not isinstance(num, bool) else None,
+        num_records=num if type(num) is int and 0 <= num <= LONG_MAX else None,
         min_values=mins,
         max_values=maxs,
         null_count=nulls,

@@ -45,14 +45,14 @@ from varlake.errors import (
     StorageFileNotFoundError,
     UnknownColumnError,
 )
-from varlake.io.thrift_footer import ConvertedType, ParquetNode, PhysicalType, read_schema
+from varlake.io.thrift_footer import ConvertedType, ParquetNode, PhysicalType, read_schema, read_summary
 from varlake.shred.layout import recognise_layout
 from varlake.shred.nested import LIST_ELEMENT, MAP_VALUE, ArrowPath, unshred_nested, unshredded_type
 from varlake.shred.project import project_path
 from varlake.shred.unshred import UNSHREDDED_TYPE
 from varlake.variant.path import VariantPath
 
-__all__ = ["SPARK_ROW_METADATA_KEY", "read_parquet", "variant_column_paths"]
+__all__ = ["SPARK_ROW_METADATA_KEY", "file_column_names", "file_summary", "read_parquet", "variant_column_paths"]
 
 SPARK_ROW_METADATA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
 Source = str | os.PathLike[str] | BinaryIO
@@ -68,6 +68,9 @@ def _source_name(source: Source) -> str:
 
 
 def _open(source: Source, filesystem: Any) -> tuple[pq.ParquetFile, ParquetNode]:
+    """The file opened by pyarrow and its schema tree as varlake's own footer decoder reads it
+    -- first, so a corrupt footer (a column name that is not UTF-8, a tree too deep, a
+    truncated thrift) is a ``ParquetFooterError`` naming the file."""
     name = _source_name(source)
     try:
         if isinstance(source, (str, os.PathLike)):
@@ -89,9 +92,40 @@ def _open(source: Source, filesystem: Any) -> tuple[pq.ParquetFile, ParquetNode]
         raise StorageFileNotFoundError(f"{name}: no such file") from exc
     except IsADirectoryError as exc:
         raise StorageFileNotFoundError(f"{name}: is a directory, not a Parquet file") from exc
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, UnicodeDecodeError) as exc:
         raise ParquetFooterError(f"{name}: cannot open as Parquet ({exc})") from exc
     return pf, root
+
+
+def file_column_names(source: Source, filesystem: Any = None) -> list[str]:
+    """The top-level column names of a Parquet file, from its footer alone (a file-like
+    ``source`` is left at position 0); ``ParquetFooterError`` naming the file if corrupt."""
+    return file_summary(source, filesystem)[0]
+
+
+def file_summary(source: Source, filesystem: Any = None) -> tuple[list[str], int]:
+    """The top-level column names and the row count of a Parquet file, from its footer alone
+    (a file-like ``source`` is left at position 0); ``ParquetFooterError`` naming the file if
+    corrupt. The count is the file's own, never a log's ``numRecords``."""
+    name = _source_name(source)
+    try:
+        if isinstance(source, (str, os.PathLike)):
+            if filesystem is not None:
+                with filesystem.open_input_file(os.fspath(source)) as handle:
+                    root, rows = read_summary(handle, handle.size(), name)
+            else:
+                with open(os.fspath(source), "rb") as handle:
+                    root, rows = read_summary(handle, os.fstat(handle.fileno()).st_size, name)
+        else:
+            root, rows = read_summary(source, source.seek(0, os.SEEK_END), name)
+            source.seek(0)
+    except FileNotFoundError as exc:
+        raise StorageFileNotFoundError(f"{name}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise StorageFileNotFoundError(f"{name}: is a directory, not a Parquet file") from exc
+    except OSError as exc:
+        raise ParquetFooterError(f"{name}: cannot open as Parquet ({exc})") from exc
+    return [child.name for child in root.children], rows
 
 
 # --- which columns are Variants -----------------------------------------------------------

@@ -166,10 +166,10 @@ class CompactReader:
             return self.take(_UUID_BYTES)
         raise self.fail(f"unknown compact type {ttype}")
 
-    def field_headers(self) -> Iterator[tuple[int, int]]:
+    def field_headers(self, last: int = 0) -> Iterator[tuple[int, int]]:
         """Yield ``(field_id, type)`` of a struct's fields until STOP; the caller reads each value
-        (with ``value``, except booleans, whose value is the type itself)."""
-        last = 0
+        (with ``value``, except booleans, whose value is the type itself). ``last`` is the id of
+        the field read before, when resuming a struct part-way (ids are delta-encoded)."""
         while True:
             head = self.byte()
             ttype = head & 0x0F

@@ -19,7 +19,13 @@ from enum import IntEnum
 from typing import Any, BinaryIO
 
 from varlake.errors import ParquetFooterError
-from varlake.io.thrift_compact import MAX_DEPTH, T_FALSE, T_LIST, T_TRUE, CompactReader, ThriftStruct
+from varlake.io.thrift_compact import T_FALSE, T_I64, T_LIST, T_TRUE, CompactReader, ThriftStruct
+
+MAX_SCHEMA_DEPTH = 99
+"""Deepest node of a Parquet schema tree (the root group is 0, a top-level column 1). Arrow's
+Parquet reader and writer refuse trees 100 levels deep ("schema depth limit"), so no deeper
+file can be read anyway; the footer decoder refuses it first, and table schemas are held to
+the same limit (``varlake.delta.schema.MAX_NESTING_DEPTH``)."""
 
 __all__ = [
     "ConvertedType",
@@ -226,7 +232,27 @@ def _schema_elements(reader: CompactReader) -> list[ThriftStruct]:
 
 def parse_file_schema(footer: bytes, source: str = "<footer>") -> ParquetNode:
     """The schema tree (root group) of a serialized ``FileMetaData``."""
+    return _parse_file_schema(CompactReader(footer, source))
+
+
+def parse_file_summary(footer: bytes, source: str = "<footer>") -> tuple[ParquetNode, int]:
+    """The schema tree and the row count (``FileMetaData.num_rows``, field 3) of a footer."""
     reader = CompactReader(footer, source)
+    root = _parse_file_schema(reader)
+    for fid, ttype in reader.field_headers(last=2):  # resume FileMetaData after its schema
+        if fid == 3:
+            if ttype != T_I64:
+                raise reader.fail("FileMetaData.num_rows is not an i64")
+            rows = reader.value(ttype, 1)
+            if rows < 0:
+                raise reader.fail(f"FileMetaData.num_rows is negative ({rows})")
+            return root, rows
+        if ttype not in (T_TRUE, T_FALSE):
+            reader.value(ttype, 1)
+    raise reader.fail("FileMetaData has no num_rows")
+
+
+def _parse_file_schema(reader: CompactReader) -> ParquetNode:
     elements = _schema_elements(reader)
     if not elements:
         raise reader.fail("empty schema")
@@ -237,14 +263,20 @@ def parse_file_schema(footer: bytes, source: str = "<footer>") -> ParquetNode:
         nonlocal pos, leaf_counter
         if pos >= len(elements):
             raise reader.fail("schema element count does not match num_children")
-        if depth > MAX_DEPTH:
-            raise reader.fail("schema nested deeper than 64")
+        if depth > MAX_SCHEMA_DEPTH:
+            raise reader.fail(f"schema nested deeper than {MAX_SCHEMA_DEPTH} levels")
         e = elements[pos]
         pos += 1
         raw_name = e.value_of(4)
         if not isinstance(raw_name, bytes):
             raise reader.fail(f"schema element {pos - 1} has no name")
-        name = raw_name.decode("utf-8", errors="replace")
+        try:
+            name = raw_name.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            where = ".".join(parent_path) or "the root"
+            raise reader.fail(
+                f"the name of schema element {pos - 1} (under {where}) is not UTF-8 (name byte {exc.start})"
+            ) from None
         node = ParquetNode(
             name=name,
             repetition=_enum(Repetition, e.value_of(3)),
@@ -299,3 +331,8 @@ def read_footer_bytes(handle: BinaryIO, size: int, source: str) -> bytes:
 def read_schema(handle: BinaryIO, size: int, source: str) -> ParquetNode:
     """Read and decode the schema tree of the Parquet file behind ``handle``."""
     return parse_file_schema(read_footer_bytes(handle, size, source), source)
+
+
+def read_summary(handle: BinaryIO, size: int, source: str) -> tuple[ParquetNode, int]:
+    """Read and decode the schema tree and row count of the Parquet file behind ``handle``."""
+    return parse_file_summary(read_footer_bytes(handle, size, source), source)

@@ -2,8 +2,9 @@
 
 Planning and reading are separate steps (as pyiceberg does it): ``plan_scan`` skips
 files by partition values and statistics, puts back those on which a cast in the
-filter could raise, and returns tasks; ``read_tasks`` reads them with varlake's Parquet
-reader and applies each file's exact residual filter. Every engine (``Table.scan``,
+filter could raise, and returns tasks (each with its deletion vector, if any);
+``read_tasks`` reads them with varlake's Parquet reader, drops the rows deletion vectors
+delete and applies each file's exact residual filter. Every engine (``Table.scan``,
 ``varlake.spark``) plans with ``plan_scan``; ``file_layout`` gives a file's footer facts
 (where its Variant paths are perfectly shredded), read through ``Storage``.
 """

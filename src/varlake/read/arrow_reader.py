@@ -10,6 +10,11 @@ removed whole files that cannot match and on which nothing could raise). As Spar
 a row group in which no row satisfies a plain-column conjunct is dropped unevaluated,
 typed ``variant_get`` calls are extracted from every row read, and each row's checks run
 in Spark's order (``read.residual.filter_steps``).
+
+Rows a file's deletion vector deletes are dropped by their index in the file (counted
+across row groups, before any row is filtered); a row group is dropped unevaluated on
+all of its rows, deleted ones included (a Parquet reader's statistics cover them), and
+the filter is then evaluated only on the rows that are not deleted.
 """
 
 from __future__ import annotations
@@ -17,13 +22,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
+from varlake.delta.column_mapping import ColumnMapping, to_table_type
+from varlake.delta.deletion_vectors import keep_mask
 from varlake.delta.schema import PrimitiveType, StructType, VariantType, to_arrow_schema, variant_arrow_type
 from varlake.delta.stats import leaf_columns
 from varlake.errors import DataFileMissingError, TableError
 from varlake.expr import AlwaysFalse, AlwaysTrue, IsNotNull, Predicate, RowEvaluator
-from varlake.io.parquet_read import read_parquet
+from varlake.io.parquet_read import file_summary, read_parquet
 from varlake.read.planner import ScanPlan, ScanTask
 from varlake.read.residual import eager_terms, filter_steps, row_group_guards
 from varlake.semantics import partition_values
@@ -31,6 +39,8 @@ from varlake.variant import Variant, VariantPath
 from varlake.variant.functions import variant_get
 
 FileOpener = Callable[[str], Any]
+#: the deleted row indexes (sorted ``uint64``) of a task's deletion vector
+DeletedRows = Callable[[ScanTask], np.ndarray]
 VARIANT_ARROW_TYPE = variant_arrow_type()
 
 
@@ -57,29 +67,61 @@ def read_task(
     open_file: FileOpener,
     columns: Sequence[str] | None = None,
     paths: Mapping[str, Sequence[str]] | None = None,
+    deleted_rows: DeletedRows | None = None,
+    mapping: ColumnMapping | None = None,
 ) -> pa.Table:
     """One file as an Arrow table in the table's schema (all columns, or ``columns``), plus a
-    ``"<column>:<path>"`` Variant column per requested path (reading only what they need)."""
+    ``"<column>:<path>"`` Variant column per requested path (reading only what they need),
+    without the rows its deletion vector deletes (loaded with ``deleted_rows``); ``mapping``
+    (``ScanPlan.column_mapping``) says how the file names columns."""
+    part = _read_file(task, schema, partition_columns, open_file, columns, paths, mapping)
+    keep = _keep_mask(task, part.num_rows, deleted_rows)
+    return part if keep is None else part.filter(pa.array(keep, pa.bool_()))
+
+
+def _keep_mask(task: ScanTask, num_rows: int, deleted_rows: DeletedRows | None) -> np.ndarray | None:
+    """False for each row of the file its deletion vector deletes (None: no DV)."""
+    if task.deletion_vector is None:
+        return None
+    if deleted_rows is None:
+        raise TableError(f"{task.relative_path}: the file has a deletion vector and no way to load it was given")
+    return keep_mask(deleted_rows(task), num_rows, f"data file {task.relative_path!r}")
+
+
+def _read_file(
+    task: ScanTask,
+    schema: StructType,
+    partition_columns: Sequence[str],
+    open_file: FileOpener,
+    columns: Sequence[str] | None = None,
+    paths: Mapping[str, Sequence[str]] | None = None,
+    mapping: ColumnMapping | None = None,
+) -> pa.Table:
+    """Every row of the data file (deleted ones too, in file order), as ``read_task`` gives them:
+    columns found by display name, or as ``mapping`` says (physical name / field id), in the
+    table's types (``delta.column_mapping.to_table_type``: old files' types widened)."""
     target = to_arrow_schema(schema)
     wanted = list(columns) if columns is not None else target.names
     data_columns = [c for c in wanted if c not in partition_columns]
     source = open_file(task.relative_path)
     try:
-        available = set(_file_column_names(source))
+        names, file_rows = file_summary(source)  # the file's own count: a log's numRecords may lie
+        available = set(names)
     except FileNotFoundError:
         raise DataFileMissingError(
             f"data file {task.relative_path!r} is listed in the table log but missing from storage"
         ) from None
-    present = [c for c in data_columns if c in available]
-    variants = [v for v in _variant_paths(schema) if v.split(".")[0] in present]
-    path_request = {c: list(p) for c, p in (paths or {}).items() if c in available}
+    in_file = _file_columns(mapping, source, names, [*data_columns, *(paths or {})], f"data file {task.relative_path!r}")
+    present = [c for c in data_columns if c in in_file]
+    variants = [_file_path(mapping, in_file, v) for v in _variant_paths(schema) if v.split(".")[0] in present]
+    path_request = {in_file[c]: list(p) for c, p in (paths or {}).items() if c in in_file}
     if present or path_request:
-        table = read_parquet(source, columns=present, variant_columns=variants or None, paths=path_request or None)
+        table = read_parquet(
+            source, columns=[in_file[c] for c in present], variant_columns=variants or None, paths=path_request or None
+        )
     else:
         table = None
-    n = task.num_records if table is None else table.num_rows
-    if n is None:
-        raise TableError(f"{task.relative_path}: file has no numRecords and no data columns to count")
+    n = file_rows if table is None else table.num_rows
     arrays = []
     for name in wanted:
         field = target.field(name)
@@ -91,8 +133,9 @@ def read_task(
                 f"{task.relative_path}: partition column {name!r}",
             )
             arrays.append(pa.array([value] * n, type=field.type))
-        elif table is not None and name in table.column_names:
-            arrays.append(_conform(table.column(name), field.type, task.relative_path, name))
+        elif table is not None and name in in_file:
+            column = table.column(in_file[name])
+            arrays.append(to_table_type(column, schema.field(name).type, mapping, f"{task.relative_path}: column {name!r}"))
         else:
             arrays.append(pa.nulls(n, field.type))
     fields = [target.field(c) for c in wanted]
@@ -100,21 +143,41 @@ def read_task(
         for path in requested:
             name = f"{column}:{path}"
             fields.append(pa.field(name, VARIANT_ARROW_TYPE))
-            if table is not None and name in table.column_names:
-                arrays.append(_conform(table.column(name), VARIANT_ARROW_TYPE, task.relative_path, name))
+            read_as = f"{in_file.get(column)}:{path}"
+            if table is not None and column in in_file and read_as in table.column_names:
+                arrays.append(_conform(table.column(read_as), VARIANT_ARROW_TYPE, task.relative_path, name))
             else:
                 arrays.append(pa.nulls(n, VARIANT_ARROW_TYPE))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def _file_column_names(source: Any) -> list[str]:
+def _file_columns(
+    mapping: ColumnMapping | None, source: Any, file_names: Sequence[str], wanted: Sequence[str], where: str
+) -> dict[str, str]:
+    """Top-level columns of ``wanted`` the file has -> their names in the file."""
+    if mapping is None:
+        available = set(file_names)
+        return {c: c for c in wanted if c in available}
+    return mapping.file_columns(wanted, file_names, lambda: _arrow_schema(source), where)
+
+
+def _arrow_schema(source: Any) -> pa.Schema:
+    """The Arrow schema of a data file (field ids as field metadata); a file object is left at 0."""
     import pyarrow.parquet as pq
 
     if hasattr(source, "seek"):
-        names = pq.ParquetFile(source).schema_arrow.names
+        schema = pq.ParquetFile(source).schema_arrow
         source.seek(0)
-        return names
-    return pq.read_schema(source).names
+        return schema
+    return pq.read_schema(source)
+
+
+def _file_path(mapping: ColumnMapping | None, in_file: Mapping[str, str], path: str) -> str:
+    """A dotted Variant column path as the file spells it."""
+    if mapping is None:
+        return path
+    parts = path.split(".")
+    return ".".join([in_file[parts[0]], *mapping.physical_path(parts)[1:]])
 
 
 def _after(computed: Sequence[Callable[[Mapping[str, Any]], Any]], row: Mapping[str, Any]) -> bool:
@@ -144,10 +207,11 @@ class _RowFilter:
         return [all(step(row) for step in steps) for row in table.to_pylist()]
 
 
-def _evaluated_row_groups(part: pa.Table, guards: Sequence[RowEvaluator], source: Any) -> pa.Table:
-    """The rows of the row groups on which the filter is evaluated: a row group in which no
-    row satisfies one of the ``guards`` (``read.residual.row_group_guards``) is dropped
-    unevaluated, as a Parquet reader drops it on statistics or dictionary pages."""
+def _evaluated_row_groups(num_rows: int, guards: Sequence[RowEvaluator], source: Any, part: pa.Table) -> np.ndarray | None:
+    """Which rows of a file are in row groups on which the filter is evaluated (None: all):
+    a row group in which no row satisfies one of the ``guards``
+    (``read.residual.row_group_guards``) is dropped unevaluated, as a Parquet reader drops
+    it on statistics or dictionary pages. ``part`` holds every row of the file."""
     import pyarrow.parquet as pq
 
     try:
@@ -157,17 +221,18 @@ def _evaluated_row_groups(part: pa.Table, guards: Sequence[RowEvaluator], source
         else:
             metadata = pq.read_metadata(source)
     except (OSError, pa.ArrowException):
-        return part  # the data itself was read: evaluate every row
+        return None  # the data itself was read: evaluate every row
     sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
-    if sum(sizes) != part.num_rows:
-        sizes = [part.num_rows]
-    kept, offset = [], 0
+    if sum(sizes) != num_rows:
+        sizes = [num_rows]
+    kept = np.zeros(num_rows, dtype=bool)
+    offset = 0
     for size in sizes:
         group = part.slice(offset, size)
-        offset += size
         if all(any(r is True for r in g.evaluate_table(group)) for g in guards):
-            kept.append(group)
-    return pa.concat_tables(kept) if kept else part.slice(0, 0)
+            kept[offset : offset + size] = True
+        offset += size
+    return None if kept.all() else kept
 
 
 def _conform(column: pa.ChunkedArray, target: pa.DataType, where: str, name: str) -> pa.ChunkedArray:
@@ -184,9 +249,12 @@ def read_tasks(
     open_file: FileOpener,
     columns: Sequence[str] | None = None,
     paths: Mapping[str, Sequence[str]] | None = None,
+    deleted_rows: DeletedRows | None = None,
 ) -> pa.Table:
-    """Read every task of ``plan``, apply its filter exactly, and project ``columns`` and
-    Variant ``paths`` (``{"v": ["$.a"]}`` adds a ``"v:$.a"`` column of Variants)."""
+    """Read every task of ``plan``, drop the rows deletion vectors delete (``deleted_rows``
+    loads a task's; a task with one and no loader raises), apply its filter exactly, and
+    project ``columns`` and Variant ``paths`` (``{"v": ["$.a"]}`` adds a ``"v:$.a"``
+    column of Variants)."""
     target = to_arrow_schema(plan.schema)
     if columns is not None:
         unknown = [c for c in columns if c not in target.names]
@@ -211,13 +279,19 @@ def read_tasks(
         residual = task.residual if task.residual is not None else plan.filter
         if isinstance(residual, AlwaysFalse):
             continue
-        part = read_task(task, plan.schema, plan.partition_columns, open_file, needed, paths)
-        if residual is not None and not isinstance(residual, AlwaysTrue) and part.num_rows:
+        part = _read_file(task, plan.schema, plan.partition_columns, open_file, needed, paths, plan.column_mapping)
+        keep = _keep_mask(task, part.num_rows, deleted_rows)
+        filtered = residual is not None and not isinstance(residual, AlwaysTrue) and part.num_rows
+        if filtered:
             guards = guard_evaluators.get(residual)
             if guards is None:
                 guards = guard_evaluators[residual] = [RowEvaluator(g) for g in row_group_guards(residual)]
             if guards:
-                part = _evaluated_row_groups(part, guards, open_file(task.relative_path))
+                groups = _evaluated_row_groups(part.num_rows, guards, open_file(task.relative_path), part)
+                keep = groups if keep is None else keep if groups is None else keep & groups
+        if keep is not None:
+            part = part.filter(pa.array(keep, pa.bool_()))
+        if filtered and part.num_rows:
             eager = eager_evaluators.get(residual)
             if eager is None:
                 eager = eager_evaluators[residual] = [

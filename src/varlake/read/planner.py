@@ -12,7 +12,11 @@ Each file of the snapshot lands in exactly one place of the ``ScanPlan``:
   row by row, as Spark does under ANSI, would have failed there, so the file is read
   and the error surfaces the same way in every engine;
 * ``tasks`` -- every file to read (the put-back ones included), each with its
-  residual filter (``ScanTask.residual``).
+  residual filter (``ScanTask.residual``) and its deletion vector
+  (``ScanTask.deletion_vector``: rows a reader drops by their index in the file).
+
+Statistics of a file with a deletion vector describe the data file before deletion, so
+skipping on them stays sound; ``ScanTask.num_records`` is the logical count.
 
 How a reader evaluates the residual so that it raises where Spark raises (row groups
 left unevaluated, extractions done on every row, the order of a row's checks) is in
@@ -25,7 +29,10 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from varlake.delta import constants as C
 from varlake.delta.actions import AddFile
+from varlake.delta.column_mapping import ColumnMapping, column_mapping
+from varlake.delta.deletion_vectors import DeletionVector
 from varlake.delta.paths import relative_data_path
 from varlake.delta.schema import PrimitiveType, StructType
 from varlake.delta.snapshot import Snapshot
@@ -65,21 +72,39 @@ def bind_filter(filter: str | Predicate | None, schema: StructType, session_tz: 
 
 @dataclass(frozen=True)
 class ScanTask:
-    """One data file: where it is, its partition values, its statistics, and (in a plan's
-    ``tasks``) the filter its rows are read with, partition values folded in."""
+    """One data file: where it is, its partition values, its statistics, (in a plan's
+    ``tasks``) the filter its rows are read with, partition values folded in, and its
+    deletion vector, if any (the rows of the file a reader must not return)."""
 
     add: AddFile
     relative_path: str
     stats: FileStats = field(repr=False)
     residual: Predicate | None = field(default=None, repr=False, compare=False)
+    deletion_vector: DeletionVector | None = field(default=None, repr=False)
+    #: partition values keyed by logical column name, when the add's keys are physical
+    #: names (column mapping, ``delta.column_mapping``)
+    logical_partition_values: Mapping[str, str | None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def partition_values(self) -> Mapping[str, str | None]:
+        """The file's partition values, keyed by (logical) column name."""
+        if self.logical_partition_values is not None:
+            return self.logical_partition_values
         return self.add.partition_values
 
     @property
-    def num_records(self) -> int | None:
+    def physical_records(self) -> int | None:
+        """Rows in the data file (``numRecords``), deleted ones included."""
         return self.stats.num_records
+
+    @property
+    def num_records(self) -> int | None:
+        """Rows of the logical file: ``numRecords`` minus the deletion vector's cardinality.
+        (Statistics describe the data file, deleted rows included: skipping stays sound.)"""
+        n = self.stats.num_records
+        if n is None or self.deletion_vector is None:
+            return n
+        return max(n - self.deletion_vector.cardinality, 0)
 
 
 @dataclass(frozen=True)
@@ -117,6 +142,8 @@ class ScanPlan:
     skipped_by_partition: tuple[ScanTask, ...] = ()
     skipped_by_stats: tuple[ScanTask, ...] = ()
     put_back: tuple[PutBack, ...] = ()
+    #: how data files name columns (None: by display name) -- ``delta.column_mapping``
+    column_mapping: ColumnMapping | None = field(default=None, repr=False, compare=False)
 
     @property
     def skipped(self) -> tuple[ScanTask, ...]:
@@ -237,22 +264,33 @@ def plan_scan(
     by_partition: list[ScanTask] = []
     by_stats: list[ScanTask] = []
     put_back: list[PutBack] = []
+    protocol = snapshot.protocol
+    mapping = column_mapping(protocol, snapshot.metadata, schema)
+    dv_feature = protocol.min_reader_version >= 3 and C.DELETION_VECTORS in protocol.reader_feature_set
     for add in snapshot.files:
         rel = relative_data_path(add.path, root_location, f"add {add.path!r}")
+        dv = None
         if add.deletion_vector is not None:
-            # Readers of tables with deletion vectors are refused by the protocol check; an add
-            # carrying one in a table that does not declare the feature must not read deleted rows.
-            raise CorruptLogError(
-                f"{root_location}: add {add.path!r} carries a deletionVector, but the table's protocol does not "
-                "declare the deletionVectors feature; its deleted rows cannot be told apart, nothing was read"
-            )
-        stats = file_stats(add.stats, schema, add.partition_values)
+            if not dv_feature:
+                # an add carrying a DV in a table that does not declare the feature: its
+                # deleted rows cannot be trusted to be told apart
+                raise CorruptLogError(
+                    f"{root_location}: add {add.path!r} carries a deletionVector, but the table's protocol does not "
+                    "declare the deletionVectors feature; its deleted rows cannot be told apart, nothing was read"
+                )
+            dv = DeletionVector.parse(add.deletion_vector, f"{root_location}: add {add.path!r}")
+        if mapping is None:
+            values, logical = add.partition_values, None
+            stats = file_stats(add.stats, schema, values)
+        else:  # the log keys partition values and statistics by physical names
+            values = logical = mapping.partition_values(add.partition_values, snapshot.partition_columns)
+            stats = mapping.file_stats(add.stats, values)
         if residuals is None:
-            keep.append(ScanTask(add, rel, stats))
+            keep.append(ScanTask(add, rel, stats, deletion_vector=dv, logical_partition_values=logical))
             continue
-        residual = residuals.of(add.partition_values)
+        residual = residuals.of(values)
         where, terms = residual.place(stats)
-        task = ScanTask(add, rel, stats, residual.filter)
+        task = ScanTask(add, rel, stats, residual.filter, dv, logical)
         if where == _READ:
             keep.append(task)
         elif where == _STATS:
@@ -264,5 +302,5 @@ def plan_scan(
             put_back.append(PutBack(task, terms))
     return ScanPlan(
         snapshot.version, schema, tuple(snapshot.partition_columns), bound,
-        tuple(keep), tuple(by_partition), tuple(by_stats), tuple(put_back),
+        tuple(keep), tuple(by_partition), tuple(by_stats), tuple(put_back), mapping,
     )

@@ -155,6 +155,12 @@ class _Tok:
     pos: int
 
 
+#: Type strings nest at most this deep (``array<`` / ``map<`` / ``struct<`` levels). No table
+#: can store more: a Parquet file holds at most 99 levels (``varlake.delta.schema``), so a
+#: deeper text is refused here, before the recursive descent could exhaust the stack.
+MAX_TYPE_DEPTH = 200
+
+
 class _Parser:
     """Recursive descent over Spark's data type grammar."""
 
@@ -163,6 +169,7 @@ class _Parser:
         self.extra = extra
         self.toks: list[_Tok] = []
         self.i = 0
+        self.depth = 0
         pos, n = 0, len(text)
         while True:
             while pos < n and text[pos].isspace():
@@ -212,11 +219,20 @@ class _Parser:
             raise self.fail(f"unexpected {t.text!r}")
 
     def type(self) -> SparkType:
+        self.depth += 1
+        try:
+            return self._type()
+        finally:
+            self.depth -= 1
+
+    def _type(self) -> SparkType:
         t = self.peek()
         if t is None or t.kind != "word":
             raise self.fail(f"expected a type name, found {t.text if t else 'the end'!r}")
-        self.i += 1
         word = t.text.lower()
+        if self.depth > MAX_TYPE_DEPTH and word in ("array", "map", "struct"):
+            raise self.fail(f"the type nests deeper than {MAX_TYPE_DEPTH} levels")
+        self.i += 1
         if word == "array":
             self.expect("<")
             element = self.type()

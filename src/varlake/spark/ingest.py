@@ -54,6 +54,7 @@ from urllib.parse import unquote, urlsplit
 from varlake.errors import (
     DuplicateKeyError,
     IngestError,
+    JsonLimitError,
     JsonParseError,
     StorageFileNotFoundError,
     VariantSizeLimitError,
@@ -170,10 +171,10 @@ def bad_line_reason(raw: bytes | None, spark_utf8_ok: bool | None = True) -> tup
         return "duplicate key", str(exc)
     except VariantSizeLimitError as exc:
         return "too large", str(exc)
+    except JsonLimitError as exc:
+        return ("too deep" if exc.limit == "depth" else "too large"), str(exc)
     except JsonParseError as exc:
-        message = str(exc)
-        kind = "too deep" if "deeper than" in message else "too large" if "exceeds" in message else "invalid JSON"
-        return kind, message
+        return "invalid JSON", str(exc)
     except VarlakeError as exc:
         return "invalid JSON", str(exc)
     except RecursionError:

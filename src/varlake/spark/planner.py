@@ -45,7 +45,7 @@ from typing import Literal
 
 from varlake.delta.schema import ArrayType, DataType, PrimitiveType, StructField, StructType, VariantType
 from varlake.delta.snapshot import Snapshot
-from varlake.errors import ExpressionError, TableError, VariantError
+from varlake.errors import ExpressionError, VariantError
 from varlake.expr import And, Or, Predicate
 from varlake.expr.raising import fits
 from varlake.expr.types import decimal_params, is_integral
@@ -438,10 +438,7 @@ def plan_table(
     session_tz: str = "UTC",
 ) -> TablePlan:
     """Plan the scan (``varlake.read.plan_scan``), then group the files to read by read
-    path and partition values."""
-    for add in snapshot.files:
-        if add.deletion_vector:
-            raise TableError(f"{table.path}: file {add.path} has a deletion vector, which the Spark reader does not apply")
+    path and partition values (a task's deletion vector goes with it: ``reader`` applies it)."""
     scan = plan_scan(snapshot, table.log.root_location, filter, session_tz)
     used = tuple(dict.fromkeys(uses)) if not whole_variant else ()
     groups = _group(table, scan.tasks, used, scan.partition_columns)

@@ -24,6 +24,10 @@ the IF away inside each union branch and pushes filters on the leaf down to Parq
 
 Queries sqlglot cannot parse, or that hold no rewritable site, run as written (only the
 placeholders are replaced), so results never depend on sqlglot understanding the query.
+And since sqlglot parses more leniently than Spark, nothing it derived is used unless
+Spark reads its regeneration of the tree (``regenerate``) as the same query as the
+user's text (``varlake.spark.verdict``); otherwise the query runs as written too
+(``as_written``).
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ from sqlglot.dialects.databricks import Databricks
 from sqlglot.errors import SqlglotError
 from sqlglot.generators.databricks import DatabricksGenerator
 from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
+from sqlglot.parser import binary_range_parser
+from sqlglot.parsers.databricks import DatabricksParser
+from sqlglot.tokens import TokenType
 
 from varlake.delta.schema import StructType
 from varlake.errors import ExpressionError, InvalidPathError, TableError
@@ -53,7 +60,10 @@ __all__ = [
     "SparkSQL",
     "TableUsage",
     "analyze",
+    "as_written",
+    "depends_on_tree",
     "derived_name",
+    "regenerate",
     "retarget",
     "rewrite",
     "spark_path",
@@ -69,18 +79,65 @@ _VARIANT_GET = {"variant_get", "try_variant_get"}
 _NOT_PRIMITIVE = {"variant", "struct", "array", "map", "void"}
 
 
-class SparkSQL(Databricks):
-    """Databricks' dialect (Spark SQL with ``v:a::t``), with two fixes for Spark 4.3.
+_TYPED_LITERAL = "typed_literal"
 
-    ``''`` inside a string literal is an escaped quote in Spark, and bracketed Variant
-    path keys must use single quotes (``v:['a b']``).
+
+def _typed_literal(parser: DatabricksParser, this: exp.Expr, to: exp.DataType) -> exp.Expr:
+    """``DATE '2024-01-02'``: sqlglot's cast of the string, marked to be written back as a
+    typed literal (Spark parses the two differently, and the verdict compares parses)."""
+    node = parser.expression(exp.Cast(this=this, to=to))
+    node.meta[_TYPED_LITERAL] = True
+    return node
+
+
+_OPERATOR = "operator"
+_RLIKE = binary_range_parser(exp.RegexpLike)
+
+
+def _rlike(parser: DatabricksParser, this: exp.Expr | None) -> exp.Expr | None:
+    """``a RLIKE b`` (or ``REGEXP``), marked to be written back as the operator, which
+    Spark parses differently from the ``regexp_like`` function."""
+    node = _RLIKE(parser, this)
+    like = node.this if isinstance(node, exp.Escape) else node
+    if isinstance(like, exp.RegexpLike):
+        like.meta[_OPERATOR] = True
+    return node
+
+
+class SparkSQL(Databricks):
+    """Databricks' dialect (Spark SQL with ``v:a::t``), with fixes for Spark 4.3.
+
+    ``''`` inside a string literal is an escaped quote in Spark, bracketed Variant path
+    keys must use single quotes (``v:['a b']``), and date/timestamp typed literals are
+    written back as written (not as casts), as is the ``RLIKE`` operator.
     """
 
     class Tokenizer(Databricks.Tokenizer):
         STRING_ESCAPES = ["\\", "'"]
 
+    class Parser(DatabricksParser):
+        TYPE_LITERAL_PARSERS = {
+            **DatabricksParser.TYPE_LITERAL_PARSERS,
+            **{
+                t: _typed_literal
+                for t in (exp.DType.DATE, exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.TIMESTAMPNTZ, exp.DType.TIMESTAMPLTZ)
+            },
+        }
+        RANGE_PARSERS = {**DatabricksParser.RANGE_PARSERS, TokenType.RLIKE: _rlike}
+
     class Generator(DatabricksGenerator):
         JSON_PATH_SINGLE_QUOTE_ESCAPE = True
+
+        def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
+            this = expression.this
+            if expression.meta.get(_TYPED_LITERAL) and isinstance(this, exp.Literal) and this.is_string and not safe_prefix:
+                return f"{self.sql(expression, 'to')} {self.sql(this)}"
+            return super().cast_sql(expression, safe_prefix)
+
+        def regexplike_sql(self, expression: exp.RegexpLike) -> str:
+            if expression.meta.get(_OPERATOR):
+                return self.binary(expression, "RLIKE")
+            return self.function_fallback_sql(expression)
 
 
 def view_name(name: str) -> str:
@@ -95,7 +152,11 @@ def derived_name(index: int) -> str:
 
 def substitute(query: str, names: Mapping[str, object], tables: Mapping[str, tuple[str, str]] | None = None) -> str:
     """Replace every ``{name}`` placeholder by its view name, or by the qualified table
-    ``tables`` gives for it (``db.t`` works as a column qualifier too); unknown names are an error."""
+    ``tables`` gives for it (``db.t`` works as a column qualifier too); unknown names are an error.
+
+    Text inside string literals, quoted identifiers and comments is left as it is: there a
+    ``{name}`` is not a table (and no substitution may change a literal's value).
+    """
 
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -105,7 +166,50 @@ def substitute(query: str, names: Mapping[str, object], tables: Mapping[str, tup
             return ".".join(backquote(part) for part in tables[name])
         return view_name(name)
 
-    return _PLACEHOLDER.sub(replace, query)
+    out, start = [], 0
+    for begin, end in _code_spans(query):
+        out.append(query[start:begin])
+        out.append(_PLACEHOLDER.sub(replace, query[begin:end]))
+        start = end
+    out.append(query[start:])
+    return "".join(out)
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of the parts of ``text`` outside string literals (``'...'``,
+    ``"..."``, backslash escapes, raw ``r'...'``), quoted identifiers (`````...`````) and
+    comments (``--``, nested ``/* */``), as Spark's lexer delimits them; an unterminated
+    one runs to the end."""
+    spans, i, start, n = [], 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"`" or (c == "-" and text.startswith("--", i)) or (c == "/" and text.startswith("/*", i)):
+            if start < i:
+                spans.append((start, i))
+            if c == "-":
+                newline = text.find("\n", i)
+                i = n if newline < 0 else newline
+            elif c == "/":
+                depth, i = 1, i + 2
+                while i < n and depth:
+                    if text.startswith("/*", i):
+                        depth, i = depth + 1, i + 2
+                    elif text.startswith("*/", i):
+                        depth, i = depth - 1, i + 2
+                    else:
+                        i += 1
+            else:
+                raw = c != "`" and i > 0 and text[i - 1] in "rR" and (i == 1 or not (text[i - 2].isalnum() or text[i - 2] == "_"))
+                i += 1
+                while i < n and text[i] != c:
+                    i += 2 if text[i] == "\\" and c != "`" and not raw else 1
+                i += 1
+            start = i
+        else:
+            i += 1
+    if start < n:
+        spans.append((start, n))
+    return spans
 
 
 def spark_path(segments: tuple[str | int, ...]) -> str | None:
@@ -180,10 +284,8 @@ def analyze(query: str, schemas: Mapping[str, StructType]) -> QueryAnalysis:
         tree = sqlglot.parse_one(text, dialect=SparkSQL)
         scopes = list(traverse_scope(tree))
     except (SqlglotError, RecursionError, ValueError, KeyError) as exc:
-        for usage in usages.values():
-            usage.need_whole("the query is not understood by sqlglot")
-            usage.filters.append(None)
-        return QueryAnalysis(text, usages, None, [], f"no rewrite: sqlglot cannot analyse the query ({str(exc).splitlines()[0]})")
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return _not_understood(text, schemas, f"no rewrite: sqlglot cannot analyse the query ({first})")
     sites: list[Site] = []
     seen: set[int] = set()
     found: dict[str, int] = {}
@@ -201,6 +303,35 @@ def analyze(query: str, schemas: Mapping[str, StructType]) -> QueryAnalysis:
         if usage.whole_variant:
             usage.uses.clear()
     return QueryAnalysis(text, usages, tree, [s for s in sites if not usages[s.table].whole_variant], names_known=_names_known(tree))
+
+
+def _not_understood(text: str, schemas: Mapping[str, StructType], note: str) -> QueryAnalysis:
+    """The analysis of a query read as written: every table whole, nothing to skip by."""
+    usages = {name: TableUsage(name, schema) for name, schema in schemas.items()}
+    for usage in usages.values():
+        usage.need_whole("the query is not understood by sqlglot")
+        usage.filters.append(None)
+    return QueryAnalysis(text, usages, None, [], note)
+
+
+def as_written(analysis: QueryAnalysis, note: str) -> QueryAnalysis:
+    """``analysis`` given up: the query runs as written (``note`` says why)."""
+    return _not_understood(analysis.text, {name: usage.schema for name, usage in analysis.tables.items()}, note)
+
+
+def depends_on_tree(analysis: QueryAnalysis) -> bool:
+    """Whether anything varlake does with the query comes from sqlglot's tree: a site to
+    rewrite or a filter to skip files by (else the query runs as written anyway)."""
+    if analysis.tree is None:
+        return False
+    return bool(analysis.sites) or any(f is not None for usage in analysis.tables.values() for f in usage.filters)
+
+
+def regenerate(analysis: QueryAnalysis) -> str:
+    """sqlglot's SQL for its (unrewritten) tree: what its analysis takes the query to be."""
+    if analysis.tree is None:
+        raise TableError("the query has no syntax tree to regenerate")
+    return analysis.tree.sql(dialect=SparkSQL)
 
 
 def _names_known(tree: exp.Expr) -> bool:

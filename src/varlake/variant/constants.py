@@ -88,10 +88,21 @@ MAX_SHORT_STRING = 63
 MAX_DECIMAL4_PRECISION = 9
 MAX_DECIMAL8_PRECISION = 18
 MAX_DECIMAL16_PRECISION = 38
-# Spark's limit for either half of a Variant (metadata or value).
 SIZE_LIMIT = 128 * 1024 * 1024
-# Jackson's default nesting limit, which Spark's parse_json inherits.
+"""Spark's limit for either half of a Variant, in bytes (``VariantUtil.SIZE_LIMIT``, 128 MiB):
+``VariantBuilder`` refuses a value whose buffer would grow past it and metadata larger than it."""
+
+# Jackson's ``StreamReadConstraints`` defaults (Jackson 2.21, Spark 4.3 creates its JsonFactory
+# with them): the limits Spark's ``parse_json`` enforces on JSON text, each checked against
+# Spark 4.3 by tests/variant/test_json_limits.py.
 MAX_JSON_DEPTH = 1000
+"""Deepest nesting of arrays and objects (``DEFAULT_MAX_DEPTH``); 1001 levels are an error."""
+MAX_JSON_NUMBER_DIGITS = 1000
+"""Longest number, in characters (``DEFAULT_MAX_NUM_LEN``; see json_parse for how the digits count)."""
+MAX_JSON_STRING_LENGTH = 20_000_000
+"""Longest string value, in UTF-16 code units (``DEFAULT_MAX_STRING_LEN``)."""
+MAX_JSON_KEY_LENGTH = 50_000
+"""Longest object key, in UTF-16 code units (``DEFAULT_MAX_NAME_LEN``)."""
 
 
 def primitive_header(type_id: int) -> int:

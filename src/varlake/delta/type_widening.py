@@ -1,0 +1,128 @@
+"""Type widening (PROTOCOL.md "Type Widening"): which type changes Delta allows, and the
+check of a schema's ``delta.typeChanges`` history.
+
+Readers convert values of files written before a widening to the current, wider type;
+``is_widening`` says which conversions those are (the read path casts only those) and
+``validate_type_changes`` refuses a schema recording any other change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from varlake.delta.schema import ArrayType, DataType, MapType, StructField, StructType
+from varlake.errors import UnsupportedTypeChangeError
+
+__all__ = ["TYPE_CHANGES_KEY", "is_widening", "validate_type_changes", "type_changes"]
+
+TYPE_CHANGES_KEY = "delta.typeChanges"
+
+_INTEGERS = ("byte", "short", "integer", "long")
+#: Integer type -> the decimal precision it needs with scale 0.
+_INTEGER_DIGITS = {"byte": 10, "short": 10, "integer": 10, "long": 20}
+_DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
+
+
+def _norm(name: str) -> str:
+    """A Delta type name as ``schemaString`` spells it (``typeChanges`` may space decimals)."""
+    return name.strip().lower()
+
+
+def _decimal(name: str) -> tuple[int, int] | None:
+    m = _DECIMAL.match(name)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def is_widening(from_type: str, to_type: str) -> bool:
+    """Whether Delta allows widening primitive ``from_type`` to ``to_type`` (Delta type
+    names; a type to itself is not a widening)::
+
+        byte -> short -> integer -> long; float -> double; byte/short/integer -> double;
+        date -> timestamp_ntz; decimal(p,s) -> decimal(p+k1, s+k2) with k1 >= k2 >= 0;
+        byte/short/integer -> decimal(10+k1, k2), long -> decimal(20+k1, k2), k1 >= k2 >= 0.
+    """
+    src, dst = _norm(from_type), _norm(to_type)
+    if src == dst:
+        return False
+    if src in _INTEGERS and dst in _INTEGERS:
+        return _INTEGERS.index(src) < _INTEGERS.index(dst)
+    if dst == "double":
+        return src in ("float", "byte", "short", "integer")
+    if (src, dst) == ("date", "timestamp_ntz"):
+        return True
+    to_dec = _decimal(dst)
+    if to_dec is None:
+        return False
+    p2, s2 = to_dec
+    if src in _INTEGER_DIGITS:
+        p1, s1 = _INTEGER_DIGITS[src], 0
+    else:
+        from_dec = _decimal(src)
+        if from_dec is None:
+            return False
+        p1, s1 = from_dec
+    k1, k2 = p2 - p1, s2 - s1
+    return k1 >= k2 >= 0
+
+
+def _type_at(dtype: DataType, field_path: str | None, where: str) -> DataType:
+    """The type at a ``fieldPath`` (``key``/``value``/``element``, dotted) below a field."""
+    if not field_path:
+        return dtype
+    for step in field_path.split("."):
+        if step == "element" and isinstance(dtype, ArrayType):
+            dtype = dtype.element_type
+        elif step == "key" and isinstance(dtype, MapType):
+            dtype = dtype.key_type
+        elif step == "value" and isinstance(dtype, MapType):
+            dtype = dtype.value_type
+        else:
+            raise UnsupportedTypeChangeError(f"{where}: fieldPath {field_path!r} does not lead to an element, key or value")
+    return dtype
+
+
+def _fields(struct: StructType, prefix: str) -> Iterator[tuple[str, StructField]]:
+    """Every struct field with its dotted path, inside arrays and maps too."""
+    for f in struct.fields:
+        path = f"{prefix}.{f.name}" if prefix else f.name
+        yield path, f
+        yield from _nested(f.type, path)
+
+
+def _nested(dtype: DataType, path: str) -> Iterator[tuple[str, StructField]]:
+    if isinstance(dtype, StructType):
+        yield from _fields(dtype, path)
+    elif isinstance(dtype, ArrayType):
+        yield from _nested(dtype.element_type, f"{path}.element")
+    elif isinstance(dtype, MapType):
+        yield from _nested(dtype.key_type, f"{path}.key")
+        yield from _nested(dtype.value_type, f"{path}.value")
+
+
+def type_changes(metadata: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
+    """A field's ``delta.typeChanges`` list ([] when absent); malformed -> named error."""
+    changes = metadata.get(TYPE_CHANGES_KEY)
+    if changes is None:
+        return []
+    if not isinstance(changes, list) or not all(isinstance(c, dict) for c in changes):
+        raise UnsupportedTypeChangeError(f"{where}: {TYPE_CHANGES_KEY} must be a list of objects")
+    return changes
+
+
+def validate_type_changes(schema: StructType, where: str = "schema") -> None:
+    """Refuse (``UnsupportedTypeChangeError``, naming field and types) any recorded type
+    change that is not a widening Delta allows (or whose ``fieldPath`` leads nowhere)."""
+    for path, f in _fields(schema, ""):
+        at = f"{where}: field {path!r}"
+        changes = type_changes(f.metadata, at)
+        for change in changes:
+            src, dst, fp = change.get("fromType"), change.get("toType"), change.get("fieldPath")
+            if not isinstance(src, str) or not isinstance(dst, str) or (fp is not None and not isinstance(fp, str)):
+                raise UnsupportedTypeChangeError(f"{at}: {TYPE_CHANGES_KEY} entry {change!r} lacks fromType/toType text")
+            _type_at(f.type, fp, at)
+            if not is_widening(src, dst):
+                raise UnsupportedTypeChangeError(
+                    f"{at}{f' ({fp})' if fp else ''}: unsupported type change {src} -> {dst} in {TYPE_CHANGES_KEY}"
+                )
