@@ -37,7 +37,7 @@ from varlake.delta.paths import relative_data_path
 from varlake.delta.schema import PrimitiveType, StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
-from varlake.errors import CorruptLogError
+from varlake.errors import CorruptLogError, UnsupportedFeatureError
 from varlake.expr import (
     AlwaysFalse,
     AlwaysTrue,
@@ -51,6 +51,7 @@ from varlake.expr import (
     parse_predicate,
 )
 from varlake.expr.raising import cast_proofs
+from varlake.expr.visitors import referenced_columns
 from varlake.read.residual import fold_partitions, row_group_guards
 
 ColumnPath = tuple[str, ...]
@@ -67,7 +68,32 @@ def bind_filter(filter: str | Predicate | None, schema: StructType, session_tz: 
     if filter is None:
         return None
     predicate = parse_predicate(filter) if isinstance(filter, str) else filter
+    _refuse_collated(predicate, schema)
     return bind(predicate, schema_types(schema), session_tz=session_tz)
+
+
+def _refuse_collated(predicate: Predicate, schema: StructType) -> None:
+    """varlake compares strings by their UTF-8 bytes (``UTF8_BINARY``): a filter on a column
+    with another collation (``__COLLATIONS`` field metadata, the ``collations`` feature)
+    could answer differently from Spark, so it is refused rather than evaluated."""
+    for column in referenced_columns(predicate):
+        fields, level = [], schema
+        for name in column.path:
+            f = next((f for f in level.fields if f.name == name), None) if isinstance(level, StructType) else None
+            if f is None:
+                break
+            fields.append(f)
+            level = f.type
+        for f in fields:
+            collations = f.metadata.get(C.COL_COLLATIONS)
+            if not isinstance(collations, dict):
+                continue
+            other = sorted({str(c) for c in collations.values() if not str(c).upper().endswith("UTF8_BINARY")})
+            if other:
+                raise UnsupportedFeatureError(
+                    f"filter on column {'.'.join(column.path)!r} with collation {', '.join(other)}: varlake compares "
+                    "strings by their bytes (UTF8_BINARY), so it cannot evaluate this filter as Spark would"
+                )
 
 
 @dataclass(frozen=True)
