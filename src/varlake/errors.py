@@ -199,6 +199,11 @@ class UnsafeRetentionError(TableError):
     """A vacuum retention shorter than the safe minimum was asked for without ``unsafe_retention=True``."""
 
 
+class ConstraintViolationError(TableError):
+    """A written row breaks a CHECK constraint, a column invariant or a NOT NULL column;
+    names the constraint, its expression and the row's values. Nothing was committed."""
+
+
 class StorageError(VarlakeError):
     """A storage operation failed (names the path)."""
 

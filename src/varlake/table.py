@@ -25,6 +25,7 @@ from varlake.delta.actions import AddFile, Metadata
 from varlake.delta.ddl import as_struct_type
 from varlake.delta.deletion_vectors import load_deleted_rows
 from varlake.delta.paths import relative_data_path
+from varlake.delta.protocol import check_writable
 from varlake.delta.schema import StructType, VariantType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
@@ -56,6 +57,7 @@ from varlake.write import (
     stored_schemas,
     variant_columns,
 )
+from varlake.write.constraints import check_arrow as check_constraints
 from varlake.write.files import stats_for
 
 __all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "to_arrow_table"]
@@ -247,7 +249,9 @@ class Table:
         if mode not in ("append", "overwrite"):
             raise TableError(f"{self.path}: write mode must be 'append' or 'overwrite', not {mode!r}")
         snapshot = snapshot or self.snapshot()
+        check_writable(snapshot.protocol, snapshot.metadata, self.path)  # refused before any file is written
         table = to_arrow_table(data, snapshot.schema)
+        check_constraints(table, snapshot.schema, snapshot.properties, self.path)  # before any file is written
         columns = variant_columns(snapshot.schema)
         samples = {c: _column_at(table, tuple(c.split("."))).slice(0, SAMPLE_ROWS) for c in columns} if table.num_rows else {}
         plan = plan_shredding(columns, snapshot.properties, "auto", samples, snapshot.metadata, self.path)

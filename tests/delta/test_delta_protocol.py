@@ -104,8 +104,8 @@ def test_legacy_column_mapping_only_when_used() -> None:
 def test_writer_features_refused_only_when_active() -> None:
     p = Protocol(3, 7, ("variantType",), ("variantType", "invariants", "checkConstraints", "appendOnly"))
     check_writable(p, _meta(NESTED_VARIANT))
-    with pytest.raises(UnsupportedFeatureError, match="checkConstraints.*'delta.constraints.positive'"):
-        check_writable(p, _meta(NESTED_VARIANT, {"delta.constraints.positive": "i > 0"}))
+    # checkConstraints and invariants are honoured by the writers (varlake.write.constraints)
+    check_writable(p, _meta(NESTED_VARIANT, {"delta.constraints.positive": "i > 0"}))
     guarded = StructType(
         (
             StructField(
@@ -113,7 +113,9 @@ def test_writer_features_refused_only_when_active() -> None:
             ),
         )
     )
-    with pytest.raises(UnsupportedFeatureError, match="invariants.*column 'i'"):
-        check_writable(p, _meta(guarded))
+    check_writable(p, _meta(guarded))
+    generated = StructType((StructField("i", PrimitiveType("integer"), metadata={C.COL_GENERATION_EXPRESSION: "1"}),))
+    with pytest.raises(UnsupportedFeatureError, match="generatedColumns.*column 'i'"):
+        check_writable(Protocol(3, 7, ("variantType",), ("variantType", "generatedColumns")), _meta(generated))
     with pytest.raises(UnsupportedFeatureError, match="rowTracking"):
         check_writable(Protocol(1, 7, None, ("rowTracking", "domainMetadata")), _meta())

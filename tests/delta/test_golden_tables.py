@@ -20,7 +20,7 @@ import pytest
 
 import varlake
 from golden_expected import EXPECTED, Expected, canonical
-from varlake.errors import InvalidCommitError, UnsupportedFeatureError, VarlakeError, VersionNotFoundError
+from varlake.errors import ConstraintViolationError, InvalidCommitError, UnsupportedFeatureError, VarlakeError, VersionNotFoundError
 
 from golden_expected import GOLDEN  # noqa: E402 - one place says where the golden tables are
 
@@ -236,14 +236,14 @@ def test_append_only_golden_table(tmp_path: Path) -> None:
 def test_check_constraints_and_invariants_are_not_bypassed(tmp_path: Path) -> None:
     path = _writable_copy("time-travel-start", tmp_path / "t")
     _commit(path, 1, {"protocol": {"minReaderVersion": 1, "minWriterVersion": 3}}, _metadata(path, {"delta.constraints.positive": "id > 0"}))
-    with pytest.raises(UnsupportedFeatureError, match="checkConstraints.*'delta.constraints.positive'"):
+    with pytest.raises(ConstraintViolationError, match="CHECK constraint positive id > 0 violated"):  # honoured (write.constraints)
         varlake.Table(path).append(pa.table({"id": pa.array([-1], pa.int64())}))
     invariant = json.dumps({"expression": {"expression": "id > 0"}})
     schema = json.dumps(
         {"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {"delta.invariants": invariant}}]}
     )
     _commit(path, 2, _metadata(path, {}, schema))
-    with pytest.raises(UnsupportedFeatureError, match="invariants.*column 'id'"):
+    with pytest.raises(ConstraintViolationError, match=r"EXPRESSION\(id > 0\) id > 0 violated"):
         varlake.Table(path).append(pa.table({"id": pa.array([-1], pa.int64())}))
     assert varlake.Table(path).scan().to_arrow().num_rows == 10  # nothing was written
 

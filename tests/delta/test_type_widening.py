@@ -18,7 +18,7 @@ import varlake
 from handmade_tables import add, commit, field, metadata, protocol, struct
 from varlake.delta.schema import parse_schema
 from varlake.delta.type_widening import is_widening, validate_type_changes
-from varlake.errors import UnsupportedFeatureError, UnsupportedTypeChangeError
+from varlake.errors import UnsupportedTypeChangeError
 
 ALLOWED = [
     ("byte", "short"), ("byte", "integer"), ("byte", "long"), ("short", "integer"), ("short", "long"),
@@ -94,11 +94,13 @@ def test_file_type_not_a_widening_is_named(tmp_path: Path) -> None:
         varlake.Table(root).scan(columns=["d"]).to_arrow()
 
 
-def test_writes_to_widened_tables_are_refused(tmp_path: Path) -> None:
+def test_writes_to_widened_tables_use_the_wide_type(tmp_path: Path) -> None:
     root = tmp_path / "t"
     commit(root, 0, TW_PROTOCOL, metadata(struct(field("c", "long"))), add(root, "f.parquet", pa.table({"c": pa.array([1], pa.int32())})))
-    with pytest.raises(UnsupportedFeatureError, match="typeWidening"):
-        varlake.Table(root).append(pa.table({"c": pa.array([2], pa.int64())}))
+    table = varlake.Table(root)
+    table.append(pa.table({"c": pa.array([2**40], pa.int64())}))  # writers may write widened tables
+    assert sorted(table.scan().to_arrow().column("c").to_pylist()) == [1, 2**40]
+    assert table.snapshot().metadata == table.snapshot(0).metadata  # no type (or typeChanges) is touched
 
 
 # --- property: narrow files read as the exact widened values ------------------------------------

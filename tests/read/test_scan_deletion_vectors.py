@@ -209,7 +209,7 @@ def test_a_dv_in_a_table_without_the_feature_is_still_refused(tmp_path: Path) ->
     assert serialize_dv([1])  # the helper's encoder is what the other tests use
 
 
-def test_counts_subtract_deleted_rows_and_writes_stay_refused(tmp_path: Path) -> None:
+def test_counts_subtract_deleted_rows_and_writes_keep_the_dv(tmp_path: Path) -> None:
     from varlake.cli import describe_table
 
     table = dv_table(tmp_path / "t", [6, 4], 4)
@@ -217,12 +217,12 @@ def test_counts_subtract_deleted_rows_and_writes_stay_refused(tmp_path: Path) ->
     delete_rows(table, {first: ("u", [0, 5])})
     assert describe_table(str(tmp_path / "t"))["rows"] == 8
     assert sum(t.num_records for t in table.scan().plan().tasks) == 8
-    # reading only: vacuum does not know DV files yet, so no writer may touch the table
-    with pytest.raises(UnsupportedFeatureError, match="deletionVectors"):
-        table.append([{"id": 100, "s": "x"}])
-    with pytest.raises(UnsupportedFeatureError, match="deletionVectors"):
-        table.vacuum(0, unsafe_retention=True)
+    # writes are allowed (tests/table/test_write_dv_tables.py); vacuum keeps the referenced DV file
+    table.append([{"id": 100, "s": "x"}])
+    assert describe_table(str(tmp_path / "t"))["rows"] == 9
+    assert not any("deletion_vector" in p for p in table.vacuum(0, unsafe_retention=True))
     assert len(list((tmp_path / "t").glob("deletion_vector_*.bin"))) == 1
+    assert _ids(table) == [1, 2, 3, 4, 6, 7, 8, 9, 100]
 
 
 def test_deletion_vectors_survive_a_checkpoint(tmp_path: Path) -> None:
@@ -234,7 +234,7 @@ def test_deletion_vectors_survive_a_checkpoint(tmp_path: Path) -> None:
     delete_rows(table, {rels[0]: ("i", [0, 7]), rels[1]: ("u", [3]), rels[2]: ("p", [1, 2])}, "zz")
     before = _ids(table)
     snapshot = table.snapshot()
-    write_checkpoint(table.storage, f"{table.path}/_delta_log", snapshot.state)  # a DV table is not writable by varlake
+    write_checkpoint(table.storage, f"{table.path}/_delta_log", snapshot.state)
     reopened = Table(tmp_path / "t")
     assert _ids(reopened) == before == [x for x in range(24) if x not in (0, 7, 11, 17, 18)]
     assert sum(1 for f in reopened.files() if f.deletion_vector is not None) == 3

@@ -35,6 +35,7 @@ DV_TYPE = pa.struct(
         pa.field("offset", pa.int32()),
         pa.field("sizeInBytes", pa.int32()),
         pa.field("cardinality", pa.int64()),
+        pa.field("maxRowIndex", pa.int64()),
     ]
 )
 

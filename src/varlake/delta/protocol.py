@@ -2,9 +2,10 @@
 
 Reading needs every *reader* feature implemented; writing needs every *writer*
 feature implemented too (PROTOCOL.md "Table Features"). Some writer features are
-harmless until *active* (e.g. ``invariants`` with no column carrying
-``delta.invariants``): varlake allows writes to such tables and refuses them once
-the feature is active, naming it.
+harmless until *active* (e.g. ``generatedColumns`` with no column carrying a
+generation expression): varlake allows writes to such tables and refuses them once
+the feature is active, naming it. CHECK constraints and invariants are honoured:
+writers check every row (``varlake.write.constraints``).
 """
 
 from __future__ import annotations
@@ -71,11 +72,13 @@ WRITER_ONLY = frozenset(
 
 #: Writer features varlake implements outright (appendOnly and changeDataFeed are
 #: enforced per commit by the transaction; domains are preserved in checkpoints).
-#: (deletionVectors is read only: vacuum does not know DV files yet, so writes stay refused;
-#: columnMapping and typeWidening are read only too: writes to such tables are refused)
-WRITER_SUPPORTED = (READER_SUPPORTED - {C.DELETION_VECTORS, C.COLUMN_MAPPING, C.TYPE_WIDENING}) | frozenset(
+#: deletionVectors: varlake writes no DVs, but overwrites remove logical files with their DV,
+#: checkpoints keep descriptors and vacuum keeps referenced DV files; typeWidening: writes use
+#: the current (wide) types and never change one, delta.typeChanges is kept as it is.
+#: (columnMapping is read only: writes to such tables are refused)
+WRITER_SUPPORTED = (READER_SUPPORTED - {C.COLUMN_MAPPING}) | frozenset(
     {C.APPEND_ONLY, C.CHANGE_DATA_FEED, C.DOMAIN_METADATA_FEATURE, C.IN_COMMIT_TIMESTAMP}
-)
+) | {C.INVARIANTS, C.CHECK_CONSTRAINTS}  # every written row is checked (varlake.write.constraints)
 
 
 def legacy_writer_features(writer_version: int) -> frozenset[str]:
@@ -158,9 +161,8 @@ def check_writable(protocol: Protocol, metadata: Metadata, where: str = "table")
 def _active_reason(feature: str, metadata: Metadata) -> str | None:
     """Why a writer feature varlake does not implement is active here (``None``: inactive)."""
     cfg = metadata.configuration
-    if feature in (C.INVARIANTS, C.GENERATED_COLUMNS, C.ALLOW_COLUMN_DEFAULTS, C.IDENTITY_COLUMNS, C.COLLATIONS):
+    if feature in (C.GENERATED_COLUMNS, C.ALLOW_COLUMN_DEFAULTS, C.IDENTITY_COLUMNS, C.COLLATIONS):
         keys = {
-            C.INVARIANTS: (C.COL_INVARIANTS,),
             C.GENERATED_COLUMNS: (C.COL_GENERATION_EXPRESSION,),
             C.ALLOW_COLUMN_DEFAULTS: (C.COL_CURRENT_DEFAULT,),
             C.IDENTITY_COLUMNS: (C.COL_IDENTITY_PREFIX,),
@@ -170,9 +172,6 @@ def _active_reason(feature: str, metadata: Metadata) -> str | None:
             if any(k.startswith(key) for k in f.metadata for key in keys):
                 return f"column {f.name!r} uses it"
         return None
-    if feature == C.CHECK_CONSTRAINTS:
-        names = [k for k in cfg if k.startswith(C.PROP_CONSTRAINT_PREFIX)]
-        return f"constraint {names[0]!r} is defined" if names else None
     if feature == C.ROW_TRACKING:
         return None if config.is_true(cfg, "delta.rowTrackingSuspended") else "row IDs would have to be assigned"
     if feature == C.ICEBERG_COMPAT_V1:

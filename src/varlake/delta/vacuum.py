@@ -9,6 +9,12 @@ Everything else under the table root that is older than the retention is deleted
 hidden paths (a component starting with ``_`` or ``.``, such as ``_delta_log``, unless
 it is a ``name=value`` partition directory) are never touched.
 
+Deletion vector files (``u``: ``<prefix>/deletion_vector_<uuid>.bin``; ``p``: an absolute
+path inside the root) follow the same rule as data files: one referenced by a kept
+logical file (a live ``add`` of a retained version, an ``add``/``remove`` committed
+after it, a tombstone younger than the retention) is kept; an unreferenced one older
+than the retention is deleted. A DV outside the root is never touched.
+
 A retention below 168 hours (or below the table's
 ``delta.deletedFileRetentionDuration`` if that is longer) can break concurrent
 readers and time travel, so it needs ``unsafe_retention=True``.
@@ -17,15 +23,18 @@ readers and time travel, so it needs ``unsafe_retention=True``.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from varlake.delta import config
 from varlake.delta import constants as C
 from varlake.delta.actions import AddFile, RemoveFile
+from varlake.delta.deletion_vectors import DeletionVector
 from varlake.delta.history import commit_timestamps
 from varlake.delta.log_store import LogStore
 from varlake.delta.paths import relative_data_path
 from varlake.delta.protocol import check_writable
-from varlake.errors import UnsafeRetentionError
+from varlake.errors import UnsafePathError, UnsafeRetentionError
 from varlake.io.storage import is_temporary
 
 __all__ = ["vacuum"]
@@ -33,6 +42,20 @@ __all__ = ["vacuum"]
 
 def _hidden(rel_path: str) -> bool:
     return any(part[:1] in ("_", ".") and "=" not in part for part in rel_path.split("/"))
+
+
+def _dv_paths(descriptors: Iterable[Mapping[str, Any] | None], root: str, where: str) -> set[str]:
+    """Root-relative paths of the DV files ``descriptors`` name (inline ones and ones
+    outside the root name none: vacuum never deletes them anyway)."""
+    paths: set[str] = set()
+    for descriptor in descriptors:
+        if descriptor is None or descriptor.get("storageType") == "i":
+            continue
+        try:
+            paths.add(DeletionVector.parse(descriptor, where).relative_path(root, where))
+        except UnsafePathError:
+            continue
+    return paths
 
 
 def vacuum(
@@ -66,16 +89,20 @@ def vacuum(
     root = store.root_location
     keep: set[str] = set()
     oldest_snapshot = latest if oldest == latest.version else store.snapshot(oldest)
-    keep.update(
-        relative_data_path(p, root, store.log_dir) for p in oldest_snapshot.files_table.column("path").to_pylist()
-    )
+    files = oldest_snapshot.files_table
+    keep.update(relative_data_path(p, root, store.log_dir) for p in files.column("path").to_pylist())
+    dvs = files.column("deletionVector")
+    if dvs.null_count < len(dvs):
+        keep |= _dv_paths(dvs.drop_null().to_pylist(), root, store.log_dir)
     for version, actions in store.read_commits_from(oldest + 1):
         for a in actions:
             if isinstance(a, (AddFile, RemoveFile)):
                 keep.add(relative_data_path(a.path, root, store.commit_path(version)))
+                keep |= _dv_paths([a.deletion_vector], root, store.commit_path(version))
     for tomb in latest.tombstones:
         if (tomb.deletion_timestamp or 0) >= cutoff:
             keep.add(relative_data_path(tomb.path, root, store.log_dir))
+            keep |= _dv_paths([tomb.deletion_vector], root, store.log_dir)
 
     prefix = store.root + "/"
     doomed: list[tuple[str, str]] = []

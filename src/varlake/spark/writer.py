@@ -64,6 +64,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import threading
 import time
 import uuid
@@ -72,10 +74,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from varlake.delta.actions import AddFile, Metadata
+from varlake.delta.protocol import check_writable
 from varlake.delta.schema import StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
-from varlake.errors import TableError, TableExistsError, TableNotFoundError
+from varlake.errors import ConstraintViolationError, TableError, TableExistsError, TableNotFoundError, UnsupportedFeatureError
 from varlake.io.storage import LocalStorage, Storage
 from varlake.semantics import partition_values
 from varlake.semantics.types import backquote
@@ -100,6 +103,7 @@ from varlake.write import (
     variant_columns,
 )
 from varlake.write import commit_write as commit_pending
+from varlake.write.constraints import Constraint, constraint_columns, table_constraints, violation_message
 
 __all__ = [
     "EXECUTOR_STATS_THRESHOLD",
@@ -218,6 +222,7 @@ def stage_write(
                 snapshot=snapshot, create_properties={}, metadata=None, stored={}, layout={}, adds=(),
                 write_dir="", started=started, noop=True,
             )
+        check_writable(snapshot.protocol, snapshot.metadata, root)  # refused before Spark writes any file
         schema = snapshot.schema
         partition_columns = tuple(snapshot.partition_columns)
         if partition_by and tuple(partition_by) != partition_columns:
@@ -231,7 +236,16 @@ def stage_write(
 
     write_dir = uuid.uuid4().hex
     types = partition_types(schema, partition_columns)
-    _run_spark_write(_check_binary_partitions(df, types), os.path.join(root, write_dir), partition_columns, plan.layout, root)
+    guarded = _check_constraints(df, table_constraints(schema, current_props, root), schema, root)
+    target = os.path.join(root, write_dir)
+    try:
+        _run_spark_write(_check_binary_partitions(guarded, types), target, partition_columns, plan.layout, root)
+    except TableError as exc:
+        found = _VIOLATION.search(str(exc.__cause__ or ""))
+        if found is None:
+            raise
+        shutil.rmtree(target, ignore_errors=True)  # a fresh directory of this write only
+        raise ConstraintViolationError(f"{root}: {found.group(1)}") from None
     indexed = num_indexed_cols(current_props)
     adds = _build_adds(df.sparkSession, storage, root, write_dir, schema, partition_columns, indexed)
     return StagedWrite(
@@ -278,6 +292,51 @@ def _check_binary_partitions(df: Any, types: Mapping[str, str]) -> Any:
     return df.select(*columns)
 
 
+# --- constraints (the rule: varlake.write.constraints) --------------------------------------------------
+
+_MARK, _END = "<<varlake-constraint:", ":varlake-constraint>>"
+_VIOLATION = re.compile(re.escape(_MARK) + "(.*?)" + re.escape(_END), re.S)
+
+
+def _check_constraints(df: Any, constraints: Sequence[Constraint], schema: StructType, root: str) -> Any:
+    """``df`` that fails its job (``raise_error``, Delta's message with the row's values) on
+    the first row whose CHECK constraint or invariant is FALSE or NULL; Spark evaluates the
+    SQL while it writes, so the data is computed once; a NULL in a NOT NULL column or struct
+    field fails it the same way."""
+    from pyspark.sql import functions as F
+
+    checks = []
+    for c in constraints:
+        if c.kind == "not null":
+            value = F.col(".".join(backquote(p) for p in c.column))
+            failure = F.raise_error(F.lit(_MARK + violation_message(c, {}) + _END))
+            checks.append(F.when(value.isNotNull(), F.lit(True)).otherwise(failure))
+            continue
+        parts = [F.lit(f"{_MARK}CHECK constraint {c.name} {c.expression} violated by row with values:")]
+        for path in constraint_columns(c, schema):
+            value = F.col(".".join(backquote(p) for p in path)).cast("string")
+            parts += [F.lit(f"\n - {'.'.join(path)} : "), F.coalesce(value, F.lit("null"))]
+        parts.append(F.lit(_END))
+        try:
+            holds = F.coalesce(F.expr(c.expression).cast("boolean"), F.lit(False))
+        except Exception as exc:  # Spark cannot parse the constraint
+            raise UnsupportedFeatureError(
+                f"{root}: constraint {c.name} ({c.expression}) cannot be parsed: {_first_line(exc)}"
+            ) from None
+        checks.append(F.when(holds, F.lit(True)).otherwise(F.raise_error(F.concat(*parts))))
+    if not checks:
+        return df
+    condition = checks[0]
+    for check in checks[1:]:
+        condition = condition & check
+    try:
+        return df.where(condition)
+    except Exception as exc:  # analysis: unknown column, not a boolean ...
+        raise UnsupportedFeatureError(
+            f"{root}: the table's constraints cannot be evaluated by Spark: {_first_line(exc)}"
+        ) from None
+
+
 def _conform(df: Any, data: StructType, table: StructType, root: str) -> Any:
     """``df`` with the table's column order; missing nullable columns as NULL."""
     from pyspark.sql import functions as F
@@ -297,10 +356,20 @@ def _conform(df: Any, data: StructType, table: StructType, root: str) -> Any:
             raise TableError(
                 f"{root}: column {f.name!r} has type {_type_text(d.type)} in the DataFrame but {_type_text(f.type)} in the table"
             )
-        if (d.nullable and not f.nullable) or not fits_nullability(d.type, f.type):
-            raise TableError(f"{root}: column {f.name!r} may hold NULLs but the table declares it NOT NULL")
+        if _nulls_unchecked(d.type, f.type):  # NOT NULL columns and struct fields are checked per row
+            raise TableError(
+                f"{root}: column {f.name!r} may hold NULLs inside an array or map where the table declares them NOT NULL"
+            )
         columns.append(F.col(backquote(f.name)))
     return df.select(*columns)
+
+
+def _nulls_unchecked(data: Any, table: Any) -> bool:
+    """Whether ``data`` may hold NULLs the table forbids where no NOT NULL constraint looks:
+    Delta checks columns and struct fields per row, not array elements or map values."""
+    if isinstance(data, StructType) and isinstance(table, StructType):
+        return any(_nulls_unchecked(fd.type, ft.type) for fd, ft in zip(data.fields, table.fields))
+    return not fits_nullability(data, table)
 
 
 def _type_text(t: Any) -> str:

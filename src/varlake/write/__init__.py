@@ -1,11 +1,13 @@
 """Writing tables, for every engine: the shredding policy (``shredding``), data files ->
-``add`` actions (``files``), checks on what a write declares (``conform``) and the one
-commit path (``commit``). Engines only produce Parquet files and hand them over.
+``add`` actions (``files``), checks on what a write declares (``conform``), the rows'
+constraints (``constraints``) and the one commit path (``commit``). Engines only produce
+Parquet files and hand them over.
 
 Partition values (names, text, directories) live in ``varlake.semantics.partition_values``.
 """
 
 from varlake.write.commit import MODES, Committed, PendingWrite, commit_actions, commit_write
+from varlake.write.constraints import Constraint, check_arrow, table_constraints
 from varlake.write.conform import check_partition_columns, fits_nullability, partition_types, same_shape
 from varlake.write.files import add_action, file_facts, new_data_file, num_indexed_cols
 from varlake.write.shredding import (
@@ -30,9 +32,11 @@ __all__ = [
     "SAMPLE_ROWS",
     "SHREDDING_PROPERTY",
     "Committed",
+    "Constraint",
     "PendingWrite",
     "ShreddingPlan",
     "add_action",
+    "check_arrow",
     "check_partition_columns",
     "commit_actions",
     "commit_write",
@@ -49,6 +53,7 @@ __all__ = [
     "same_shape",
     "stable_widths",
     "stored_schemas",
+    "table_constraints",
     "unshreddable_reason",
     "variant_columns",
 ]
