@@ -176,3 +176,44 @@ def test_narrow_files_read_widened_exactly(tmp_path_factory: Any, data: Any, pai
     assert out.column("c").to_pylist() == widened
     assert out.column("a").to_pylist()[0] == widened
     assert [r["n"] for r in out.column("s").to_pylist()] == widened
+
+
+def _retyped(table: varlake.Table, column: str, new_type: str, changes: list | None = None) -> Any:
+    import dataclasses
+    import json
+
+    snap = table.snapshot()
+    doc = json.loads(snap.metadata.schema_string)
+    for f in doc["fields"]:
+        if f["name"] == column:
+            f["type"] = new_type
+            if changes is not None:
+                f["metadata"] = {**f.get("metadata", {}), "delta.typeChanges": changes}
+    return dataclasses.replace(snap.metadata, schema_string=json.dumps(doc))
+
+
+def test_a_commit_may_not_retype_a_column_files_still_hold(tmp_path: Path) -> None:
+    """PROTOCOL.md: a data file column in the schema must keep its type (unless widened under
+    the typeWidening feature): a raw metadata commit that retypes one is refused."""
+    from varlake.errors import UnsupportedTypeChangeError
+
+    table = varlake.Table.create(tmp_path / "t", "id int, s string")
+    table.append([{"id": 1, "s": "a"}])
+    for new_type, changes in (("string", None), ("long", None), ("long", [{"fromType": "integer", "toType": "long"}])):
+        with pytest.raises(UnsupportedTypeChangeError, match="'id' changes type integer -> "):
+            table.commit_files([_retyped(table, "id", new_type, changes)], "append")
+    assert table.version == 1 and table.scan().to_arrow().column("id").to_pylist() == [1]
+    # an overwrite that removes every old file may retype (Delta's overwriteSchema)
+    table.commit_files([_retyped(table, "id", "string")], "overwrite")
+    assert table.schema.field("id").type.name == "string"
+
+
+def test_a_recorded_widening_may_be_committed_on_a_type_widening_table(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    commit(root, 0, TW_PROTOCOL, metadata(struct(field("c", "integer"))), add(root, "f.parquet", pa.table({"c": pa.array([7], pa.int32())})))
+    table = varlake.Table(root)
+    with pytest.raises(UnsupportedTypeChangeError):  # a widening, but not recorded
+        table.commit_files([_retyped(table, "c", "long")], "append")
+    table.commit_files([_retyped(table, "c", "long", [{"fromType": "integer", "toType": "long"}])], "append")
+    table.append(pa.table({"c": pa.array([2**40], pa.int64())}))
+    assert sorted(table.scan().to_arrow().column("c").to_pylist()) == [7, 2**40]

@@ -44,7 +44,9 @@ from varlake.delta.log_store import LogStore
 from varlake.delta.paths import relative_data_path
 from varlake.delta.protocol import check_writable, legacy_writer_features, validate_metadata
 from varlake.delta.replay import replay
+from varlake.delta.schema import parse_schema
 from varlake.delta.snapshot import Snapshot
+from varlake.delta.type_widening import check_schema_change
 from varlake.errors import CommitConflictError, CorruptLogError, InvalidCommitError, UnsupportedFeatureError, VarlakeError
 
 __all__ = ["CommitResult", "Isolation", "commit", "serialize_commit"]
@@ -147,6 +149,14 @@ def _validate_against(snapshot: Snapshot, actions: Sequence[Action], root_locati
         check_writable(protocol, metadata, snapshot.root)
         if metadata.id != snapshot.metadata.id:
             raise InvalidCommitError(f"metaData.id may not change ({snapshot.metadata.id} -> {metadata.id})")
+        if metadata.schema_string != snapshot.metadata.schema_string:
+            removed = {a.key for a in actions if isinstance(a, RemoveFile)}
+            if any(f.key not in removed for f in snapshot.files):  # files of the old schema stay
+                widening = protocol.min_writer_version >= 7 and C.TYPE_WIDENING in protocol.writer_feature_set
+                check_schema_change(
+                    snapshot.schema, parse_schema(metadata.schema_string, "metaData.schemaString"),
+                    widening, f"{snapshot.root}: metaData.schemaString",
+                )
     partition_cols = set(metadata.partition_columns)
     cfg = metadata.configuration
     for a in actions:

@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from varlake.delta.schema import ArrayType, DataType, MapType, StructField, StructType
+from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructField, StructType
 from varlake.errors import UnsupportedTypeChangeError
 
-__all__ = ["TYPE_CHANGES_KEY", "is_widening", "validate_type_changes", "type_changes"]
+__all__ = ["TYPE_CHANGES_KEY", "check_schema_change", "is_widening", "validate_type_changes", "type_changes"]
 
 TYPE_CHANGES_KEY = "delta.typeChanges"
 
@@ -126,3 +126,41 @@ def validate_type_changes(schema: StructType, where: str = "schema") -> None:
                 raise UnsupportedTypeChangeError(
                     f"{at}{f' ({fp})' if fp else ''}: unsupported type change {src} -> {dst} in {TYPE_CHANGES_KEY}"
                 )
+
+
+def _leaves(dtype: DataType, path: str, owner: StructField | None) -> Iterator[tuple[str, DataType, StructField | None]]:
+    """Every non-struct type below ``dtype`` with its dotted path and the nearest struct field."""
+    if isinstance(dtype, StructType):
+        for f in dtype.fields:
+            yield from _leaves(f.type, f"{path}.{f.name}" if path else f.name, f)
+        return
+    yield path, dtype, owner
+    if isinstance(dtype, ArrayType):
+        yield from _leaves(dtype.element_type, f"{path}.element", owner)
+    elif isinstance(dtype, MapType):
+        yield from _leaves(dtype.key_type, f"{path}.key", owner)
+        yield from _leaves(dtype.value_type, f"{path}.value", owner)
+
+
+def _kind(dtype: DataType) -> str:
+    return dtype.name if isinstance(dtype, PrimitiveType) else type(dtype).__name__
+
+
+def check_schema_change(old: StructType, new: StructType, widening_supported: bool, where: str) -> None:
+    """Refuse a new schema that changes the type of a column existing data files hold
+    (PROTOCOL.md "Consistency Between Table Metadata and Data Files"), unless it is a
+    widening the table supports and records in ``delta.typeChanges``."""
+    before = {path: dtype for path, dtype, _ in _leaves(old, "", None)}
+    for path, dtype, owner in _leaves(new, "", None):
+        was = before.get(path)
+        if was is None or _kind(was) == _kind(dtype):
+            continue
+        recorded = owner is not None and any(
+            isinstance(c, dict) and _norm(str(c.get("toType", ""))) == _norm(_kind(dtype))
+            for c in owner.metadata.get(TYPE_CHANGES_KEY) or []
+        )
+        if not (widening_supported and recorded and is_widening(_kind(was), _kind(dtype))):
+            raise UnsupportedTypeChangeError(
+                f"{where}: column {path!r} changes type {_kind(was)} -> {_kind(dtype)} while data files hold the old "
+                f"type (only a widening recorded in {TYPE_CHANGES_KEY} on a table with the typeWidening feature may)"
+            )
