@@ -597,3 +597,33 @@ def hashable(value: Any) -> Any:
 def canonical_rows(rows: list[tuple]) -> list[str]:
     """Rows in an order-insensitive, comparable form."""
     return sorted(repr(canonical(tuple(r))) for r in rows)
+
+
+def arrow_value(value: Any, dtype: Any) -> Any:
+    """A ``to_pylist`` value in the conventions of the expectations (struct -> tuple, map -> dict)."""
+    import pyarrow as pa
+
+    if value is None:
+        return None
+    if pa.types.is_struct(dtype):
+        return tuple(arrow_value(value[f.name], f.type) for f in dtype)
+    if pa.types.is_map(dtype):
+        return {hashable(arrow_value(k, dtype.key_type)): arrow_value(v, dtype.item_type) for k, v in value}
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return [arrow_value(v, dtype.value_type) for v in value]
+    return value
+
+
+#: Delta's ScanSuite "basic data skipping for all types": column -> (the value in the table,
+#: a smaller literal, a bigger literal)
+SKIPPING_LITERALS = {
+    "as_int": ("0", "-1", "1"),
+    "as_long": ("0", "-1", "1"),
+    "as_byte": ("0", "-1", "1"),
+    "as_short": ("0", "-1", "1"),
+    "as_float": ("0", "-1", "1"),
+    "as_double": ("0", "-1", "1"),
+    "as_string": ("'0'", "'!'", "'1'"),
+    "as_date": ("DATE'2000-01-01'", "DATE'1999-01-01'", "DATE'2000-01-02'"),
+    "as_big_decimal": ("0", "-1", "1"),
+}

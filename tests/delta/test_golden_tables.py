@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 import varlake
-from golden_expected import EXPECTED, Expected, canonical
+from golden_expected import EXPECTED, SKIPPING_LITERALS, Expected, arrow_value, canonical
 from varlake.errors import ConstraintViolationError, InvalidCommitError, UnsupportedFeatureError, VarlakeError, VersionNotFoundError
 
 from golden_expected import GOLDEN  # noqa: E402 - one place says where the golden tables are
@@ -38,26 +38,9 @@ def _param(name: str, *extra: Any) -> Any:
     return pytest.param(name, *extra, marks=marks, id="-".join([name, *map(str, extra)]))
 
 
-def _py(value: Any, dtype: pa.DataType) -> Any:
-    """A ``to_pylist`` value in the conventions of ``golden_expected`` (struct -> tuple, map -> dict)."""
-    if value is None:
-        return None
-    if pa.types.is_struct(dtype):
-        return tuple(_py(value[f.name], f.type) for f in dtype)
-    if pa.types.is_map(dtype):
-        return {_key(_py(k, dtype.key_type)): _py(v, dtype.item_type) for k, v in value}
-    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-        return [_py(v, dtype.value_type) for v in value]
-    return value
-
-
-def _key(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
-
-
 def rows_of(table: pa.Table) -> Counter:
     """The rows of ``table`` as a multiset of canonical tuples."""
-    columns = [[_py(v, f.type) for v in table.column(f.name).to_pylist()] for f in table.schema]
+    columns = [[arrow_value(v, f.type) for v in table.column(f.name).to_pylist()] for f in table.schema]
     return Counter(repr(canonical(tuple(r))) for r in zip(*columns))
 
 
@@ -132,27 +115,15 @@ def test_latest_metadata_and_protocol_win() -> None:
     assert (old.protocol.min_reader_version, old.protocol.min_writer_version) == (1, 2)
 
 
-# ScanSuite 'basic data skipping for all types': (value in the table, smaller, bigger)
-_SKIPPING_LITERALS = {
-    "as_int": ("0", "-1", "1"),
-    "as_long": ("0", "-1", "1"),
-    "as_byte": ("0", "-1", "1"),
-    "as_short": ("0", "-1", "1"),
-    "as_float": ("0", "-1", "1"),
-    "as_double": ("0", "-1", "1"),
-    "as_string": ("'0'", "'!'", "'1'"),
-    "as_date": ("DATE'2000-01-01'", "DATE'1999-01-01'", "DATE'2000-01-02'"),
-    "as_big_decimal": ("0", "-1", "1"),
-}
 #: Columns whose statistics varlake does not use for skipping yet (sound, only slower):
 #: Delta's ScanSuite expects the misses to skip for these too.
 _NOT_SKIPPED_YET = {"as_float", "as_double"}
 
 
-@pytest.mark.parametrize("column", sorted(_SKIPPING_LITERALS))
+@pytest.mark.parametrize("column", sorted(SKIPPING_LITERALS))
 def test_golden_data_skipping_all_types(column: str) -> None:
     table = varlake.Table(GOLDEN / "data-skipping-basic-stats-all-types")
-    value, small, big = _SKIPPING_LITERALS[column]
+    value, small, big = SKIPPING_LITERALS[column]
     hits = [f"{column} = {value}", f"{column} > {small}", f"{column} >= {value}", f"{column} < {big}", f"{column} <= {value}"]
     misses = [f"{column} = {small}", f"{column} > {value}", f"{column} >= {big}", f"{column} < {value}", f"{column} <= {small}"]
     for where in hits:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import varlake.spark as vs
-from golden_expected import EXPECTED, GOLDEN, canonical_rows as _canon, hashable, spark_plain as _plain
+from golden_expected import EXPECTED, GOLDEN, arrow_value, canonical_rows as _canon, spark_plain as _plain
 
 pytestmark = pytest.mark.spark
 
@@ -85,17 +85,4 @@ def test_legacy_parquet_list_and_map_encodings(spark: Any, tmp_path: Path) -> No
 
 
 def _from_arrow(row: dict, schema: Any) -> tuple:
-    import pyarrow as pa
-
-    def conv(value: Any, dtype: pa.DataType) -> Any:
-        if value is None:
-            return None
-        if pa.types.is_struct(dtype):
-            return tuple(conv(value[f.name], f.type) for f in dtype)
-        if pa.types.is_map(dtype):
-            return {hashable(conv(k, dtype.key_type)): conv(v, dtype.item_type) for k, v in value}
-        if pa.types.is_list(dtype):
-            return [conv(v, dtype.value_type) for v in value]
-        return value
-
-    return tuple(conv(row[f.name], f.type) for f in schema)
+    return tuple(arrow_value(row[f.name], f.type) for f in schema)
