@@ -12,6 +12,7 @@ import csv
 import datetime as _dt
 import json
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -41,6 +42,7 @@ class Format(str, Enum):
 FORMAT = typer.Option(Format.table, "--format", "-f", help="Output format.")
 MASTER = typer.Option("local[*]", "--master", help="Spark master URL.")
 CONF = typer.Option([], "--conf", help="Spark conf key=value (repeatable).")
+VERBOSE = typer.Option(False, "--verbose", "-v", help="Show Spark's own warnings on stderr (quiet by default).")
 
 
 # --- rendering ----------------------------------------------------------------------------------------
@@ -139,15 +141,23 @@ def _errors() -> Iterator[None]:
         raise
 
 
-def _spark(master: str, conf: list[str]) -> Any:
+def _spark(master: str, conf: list[str], verbose: bool = False) -> Any:
+    """The session for a command. Unless ``verbose``, the JVM starts with its output sent to
+    a log file (``varlake.spark.quiet``), so the terminal shows only varlake's own lines."""
     import logging
     import warnings
 
+    from varlake.spark.quiet import driver_log_conf, quiet_launch
     from varlake.spark.session import local_session, parse_conf
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)  # errors are reported once, below
-    return local_session(master, parse_conf(conf))
+    settings = {**driver_log_conf(verbose), "spark.sql.warehouse.dir": str(Path(tempfile.gettempdir()) / "varlake-warehouse")}
+    user = parse_conf(conf)
+    if "spark.driver.extraJavaOptions" in user:
+        user["spark.driver.extraJavaOptions"] = settings["spark.driver.extraJavaOptions"] + " " + user["spark.driver.extraJavaOptions"]
+    with quiet_launch(enabled=not verbose):
+        return local_session(master, {**settings, **user})
 
 
 @contextmanager
@@ -231,6 +241,7 @@ def ingest(
     mode: str = typer.Option("append", "--mode", help="append, overwrite or error."),
     master: str = MASTER,
     conf: list[str] = CONF,
+    verbose: bool = VERBOSE,
     fmt: Format = FORMAT,
 ) -> None:
     """Ingest JSON into a table with a Variant column; bad lines go to a quarantine table."""
@@ -241,7 +252,7 @@ def ingest(
             raise ValueError("give at least one INPUT and the TABLE path")
         *inputs, table = paths
         columns = _pairs(column, "--column")
-        spark = _spark(master, conf)
+        spark = _spark(master, conf, verbose)
         with _progress(spark) as phase:
             result = ingest_json(
                 spark, inputs, table, columns, partition_by, shredding, quarantine,
@@ -290,24 +301,51 @@ def explain_query(spark: Any, path: str, query: str) -> str:
     return str(explain(spark, query, show=False, t=path))
 
 
+class QueryFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    parquet = "parquet"
+
+
 @app.command()
 def query(
     table: str = typer.Argument(..., help="Table path."),
     sql: str = typer.Argument(..., help='Spark SQL with {t} for the table, e.g. "SELECT count(*) FROM {t}".'),
-    limit: int = typer.Option(1000, "--limit", help="Print at most this many rows."),
+    limit: int = typer.Option(40, "--limit", min=0, help="Print at most this many rows (the rest are counted)."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write every row to this file instead (csv, json or parquet: --format or the suffix)."
+    ),
     explain: bool = typer.Option(False, "--explain", help="Print the read plan (skipped files, read paths) to stderr first."),
     master: str = MASTER,
     conf: list[str] = CONF,
-    fmt: Format = FORMAT,
+    verbose: bool = VERBOSE,
+    fmt: Optional[QueryFormat] = typer.Option(None, "--format", "-f", help="Output format (table when printing)."),
 ) -> None:
-    """Run Spark SQL over a table (name it {t})."""
+    """Run Spark SQL over a table (name it {t}); print the first rows or write all to a file."""
     with _errors():
-        spark = _spark(master, conf)
+        if output is None and fmt is QueryFormat.parquet:
+            raise ValueError("--format parquet needs --output FILE")
+        spark = _spark(master, conf, verbose)
         if explain:
             typer.echo(explain_query(spark, table, sql), err=True)
         df = run_query(spark, table, sql)
-        rows = [r.asDict(recursive=False) for r in df.limit(limit).collect()]
-        render_rows(rows, df.columns, fmt)
+        if output is not None:
+            from varlake.spark.export import export_rows, format_for
+
+            kind = format_for(output, None if fmt in (None, QueryFormat.table) else fmt.value)
+            with _progress(spark):
+                written = export_rows(df, output, kind)
+            err.print(f"wrote {written:,} row(s) to {output} ({kind})")
+            return
+        rows = [r.asDict(recursive=False) for r in df.limit(limit + 1).collect()]
+        render_rows(rows[:limit], df.columns, Format((fmt or QueryFormat.table).value))
+        if len(rows) > limit:
+            total = df.count()
+            err.print(
+                Text(f"{limit:,} of {total:,} rows shown; --limit N prints more, --output FILE writes all", "dim"),
+                soft_wrap=True,
+            )
 
 
 def _merge_bound(current: Any, new: Any, pick: Any) -> Any:

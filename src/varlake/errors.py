@@ -97,6 +97,45 @@ class JsonSizeLimitError(VariantSizeLimitError):
         self.early = early
 
 
+class UnknownVariantTypeError(MalformedVariantError):
+    """A Variant holds a primitive type id Spark 4.3 does not know (UNKNOWN_PRIMITIVE_TYPE_IN_VARIANT)."""
+
+
+class InvalidPatchPathError(InvalidPathError):
+    """A Variant patch function (``variant_set``, ``variant_delete``...) got a path that does not
+    parse or that is the root ``$`` where a field or element is needed (INVALID_VARIANT_PATH)."""
+
+    error_class = "INVALID_VARIANT_PATH"
+
+
+class VariantPathTypeMismatchError(VariantError):
+    """A patch path steps into a value of the wrong kind (a key into a non-object, an index
+    into a non-array, an append onto a non-array): Spark's VARIANT_PATH_TYPE_MISMATCH.
+    ``path`` is the path text, ``failed_at`` the prefix where it failed, ``function`` Spark's name."""
+
+    error_class = "VARIANT_PATH_TYPE_MISMATCH"
+
+    def __init__(self, path: str, failed_at: str, function: str) -> None:
+        super().__init__(
+            f"[VARIANT_PATH_TYPE_MISMATCH] The path '{path}' is incompatible with the variant value "
+            f"at '{failed_at}' in `{function}`."
+        )
+        self.path = path
+        self.failed_at = failed_at
+        self.function = function
+
+
+class VariantDuplicateKeyError(VariantError):
+    """Building a Variant object would give it the same key twice (VARIANT_DUPLICATE_KEY), as
+    ``variant_insert`` does for a key that already exists."""
+
+    error_class = "VARIANT_DUPLICATE_KEY"
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"[VARIANT_DUPLICATE_KEY] Failed to build variant because of a duplicate object key `{key}`.")
+        self.key = key
+
+
 # --- Shredding and Parquet ---------------------------------------------------------
 
 
@@ -252,6 +291,10 @@ class IngestError(VarlakeError):
     """An ingest could not run or its counts do not add up; nothing was committed."""
 
 
+class ExportError(VarlakeError):
+    """A query result cannot be written to the requested output file (format, path)."""
+
+
 class CorruptDeletionVectorError(TableError):
     """A deletion vector is malformed, missing, fails its size, magic or CRC-32 check, or
     does not match its descriptor's ``cardinality``; names the table, data file and DV."""
@@ -265,3 +308,29 @@ class ColumnMappingError(TableError):
 class UnsupportedTypeChangeError(UnsupportedFeatureError):
     """A ``delta.typeChanges`` entry (or a data file's column type) is not a type widening
     Delta allows (PROTOCOL.md "Type Widening"); names the field and both types."""
+
+
+class AppendOnlyTableError(InvalidCommitError):
+    """A change would remove rows from a table with ``delta.appendOnly=true`` (a DELETE, an
+    UPDATE, a file removed by a commit); nothing was written or committed."""
+
+
+class ConcurrentDeleteDeleteError(CommitConflictError):
+    """A concurrent commit removed or rewrote a data file (any deletion vector) this change
+    also removes or rewrites (Delta's ConcurrentDeleteDeleteException); nothing was committed."""
+
+
+class ConcurrentDeleteReadError(CommitConflictError):
+    """A concurrent commit removed or rewrote a data file this change read (Delta's
+    ConcurrentDeleteReadException); nothing was committed."""
+
+
+class ConcurrentAppendError(CommitConflictError):
+    """A concurrent commit added data this change's condition may match and did not read
+    (Delta's ConcurrentAppendException): any added data under ``Serializable``, data from a
+    commit that is not a blind append under ``WriteSerializable``; nothing was committed."""
+
+
+class MetadataChangedError(CommitConflictError):
+    """A concurrent commit changed the table's metadata or protocol (Delta's
+    MetadataChangedException / ProtocolChangedException); nothing was committed."""
