@@ -70,6 +70,7 @@ def dv_table(
     ``variant``), each in row groups of ``row_group_size``."""
     schema = "id bigint, s string" + (", p int" if partitioned else "") + (", v variant" if variant else "")
     properties = {"delta.enableVariantShredding": "true"} if variant else {}
+    properties["delta.enableDeletionVectors"] = "false"  # the feature comes with ``delete_rows``
     table = Table.create(root, schema, partition_by=("p",) if partitioned else (), properties=properties)
     adds, start = [], 0
     for i, n in enumerate(sizes):

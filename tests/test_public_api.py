@@ -13,7 +13,8 @@ EXPECTED = {
     "VarlakeError", "cast_to_variant", "decode_variant_stat", "encode_variant_stat", "infer_shredding_schema",
     "is_variant_null", "parse_json", "parse_shorthand", "read_parquet", "schema_of_variant", "schema_of_variant_agg",
     "to_json", "try_parse_json", "try_variant_get", "variant_explode", "variant_explode_outer", "variant_get",
-    "write_parquet",
+    "write_parquet", "variant_set", "try_variant_set", "variant_insert", "try_variant_insert", "variant_delete",
+    "variant_array_append", "try_variant_array_append", "variant_strip_nulls", "is_valid_variant",
 }
 
 
@@ -39,6 +40,10 @@ def test_function_set_works_on_python_values(tmp_path) -> None:
     assert varlake.schema_of_variant(v) == "OBJECT<a: OBJECT<b: ARRAY<VARIANT>>, n: VOID>"
     assert varlake.schema_of_variant_agg([varlake.parse_json("1"), varlake.parse_json("2.5")]) == "DECIMAL(21,1)"  # BIGINT is DECIMAL(20,0) here
     assert [k for _, k, _ in varlake.variant_explode(v)] == ["a", "n"]
+    patched = varlake.variant_set(v, "$.a.c", varlake.parse_json('"new"'))
+    assert varlake.variant_get(patched, "$.a.c", "string") == "new"
+    assert varlake.variant_get(varlake.variant_delete(patched, "$.a.c"), "$.a.c", "string") is None
+    assert varlake.is_valid_variant(patched) and varlake.variant_strip_nulls(v).to_json() == '{"a":{"b":[1,2.5,"x"]}}'
     path = tmp_path / "f.parquet"
     table = pa.table({"id": [1, 2]})
     varlake.write_parquet(table, path)

@@ -41,6 +41,17 @@ from varlake.variant.functions import (
     variant_explode_outer,
     variant_get,
 )
+from varlake.variant.functions import (
+    is_valid_variant,
+    try_variant_array_append,
+    try_variant_insert,
+    try_variant_set,
+    variant_array_append,
+    variant_delete,
+    variant_insert,
+    variant_set,
+    variant_strip_nulls,
+)
 from varlake.variant.schema import schema_of_variant, schema_of_variant_agg
 
 __version__ = "0.1.0"
@@ -53,29 +64,11 @@ _LAZY = {
     "infer_shredding_schema": ("varlake.shred.infer", "infer_shredding_schema"),
 }
 
-#: Spark 4.3's Variant patch functions, exported when the codec provides them
-_PATCH_FUNCTIONS = (
-    "variant_set",
-    "try_variant_set",
-    "variant_insert",
-    "try_variant_insert",
-    "variant_delete",
-    "variant_array_append",
-    "try_variant_array_append",
-    "variant_strip_nulls",
-    "is_valid_variant",
-)
-
-
 def __getattr__(name: str) -> object:
     """Heavier layers load on first use (``varlake.Table`` pulls in the table layer)."""
     if name in _LAZY:
         module, attr = _LAZY[name]
         return getattr(import_module(module), attr)
-    if name in _PATCH_FUNCTIONS:
-        functions = import_module("varlake.variant.functions")
-        if hasattr(functions, name):
-            return getattr(functions, name)
     raise AttributeError(f"module 'varlake' has no attribute {name!r}")
 
 
@@ -93,6 +86,7 @@ __all__ = [
     "decode_variant_stat",
     "encode_variant_stat",
     "infer_shredding_schema",
+    "is_valid_variant",
     "is_variant_null",
     "parse_json",
     "parse_shorthand",
@@ -101,9 +95,17 @@ __all__ = [
     "schema_of_variant_agg",
     "to_json",
     "try_parse_json",
+    "try_variant_array_append",
     "try_variant_get",
+    "try_variant_insert",
+    "try_variant_set",
+    "variant_array_append",
+    "variant_delete",
     "variant_explode",
     "variant_explode_outer",
     "variant_get",
+    "variant_insert",
+    "variant_set",
+    "variant_strip_nulls",
     "write_parquet",
 ]

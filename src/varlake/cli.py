@@ -11,6 +11,7 @@ import base64
 import csv
 import datetime as _dt
 import json
+import math
 import sys
 import tempfile
 import time
@@ -49,7 +50,10 @@ VERBOSE = typer.Option(False, "--verbose", "-v", help="Show Spark's own warnings
 
 
 def plain(value: Any) -> Any:
-    """A value as JSON can hold it (Variants as their JSON text, bytes as base64)."""
+    """A value as JSON can hold it (Variants as their JSON text, bytes as base64, a NaN or
+    infinite float as the text Spark's JSON writer gives it: "NaN", "Infinity", "-Infinity")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, Decimal):
@@ -163,12 +167,13 @@ def _spark(master: str, conf: list[str], verbose: bool = False) -> Any:
 @contextmanager
 def _progress(spark: Any) -> Iterator[Any]:
     """A live bar per running Spark stage on stderr; yields a callback for phase messages."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from varlake.spark.session import StageProgress, track_progress
 
     bars = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("eta"), TimeRemainingColumn(),
         console=err, transient=True,
     )
     tasks: dict[int, Any] = {}

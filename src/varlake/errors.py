@@ -271,6 +271,11 @@ class UnknownColumnError(ExpressionError):
     """A predicate names a column the table schema does not have (or names it ambiguously)."""
 
 
+class AmbiguousColumnError(ExpressionError):
+    """A bare column name in a MERGE condition or assignment is on both sides (target and
+    source); qualify it with the alias."""
+
+
 class ExpressionTypeError(ExpressionError, TypeError):
     """Types in a predicate do not fit: a literal cannot be coerced, a Variant is compared uncast."""
 
@@ -334,3 +339,9 @@ class ConcurrentAppendError(CommitConflictError):
 class MetadataChangedError(CommitConflictError):
     """A concurrent commit changed the table's metadata or protocol (Delta's
     MetadataChangedException / ProtocolChangedException); nothing was committed."""
+
+
+class MergeCardinalityError(TableError):
+    """A MERGE matched one target row with several source rows where a matched clause would
+    update or delete it (Delta's DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE)."""
+

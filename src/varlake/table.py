@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from varlake.delta.actions import AddFile, Metadata
+from varlake.delta.column_mapping import assign_column_mapping, column_mapping
 from varlake.delta.ddl import as_struct_type
 from varlake.delta.deletion_vectors import load_deleted_rows
 from varlake.delta.paths import relative_data_path
@@ -37,6 +38,7 @@ from varlake.io.storage import LocalStorage, Storage
 from varlake.read import ScanPlan, ScanTask, plan_scan, read_tasks
 from varlake.semantics import partition_values
 from varlake.shred.schema import ShreddingSchema
+from varlake.shred.variant_arrays import variant_array
 from varlake.variant import Variant
 from varlake.write import (
     ENABLE_SHREDDING,
@@ -123,14 +125,21 @@ class Table:
         storage: Storage | None = None,
         exist_ok: bool = False,
     ) -> "Table":
-        """Create a table (``schema`` as DDL text, an Arrow schema or a StructType)."""
+        """Create a table (``schema`` as DDL text, an Arrow schema or a StructType).
+
+        With ``delta.columnMapping.mode`` ``name`` or ``id`` in ``properties`` every field
+        gets an id and a physical name (``delta.column_mapping.assign_column_mapping``)."""
         struct = as_struct_type(schema)
         check_partition_columns(struct, list(partition_by), os.fspath(path))
+        struct, props = assign_column_mapping(struct, dict(properties or {}), os.fspath(path))
+        from varlake.write.shredding import new_table_properties  # deletion vectors on by default
+
+        props = new_table_properties(props, (), "off")
         store = storage or LocalStorage()
         root = os.path.abspath(os.fspath(path)) if storage is None else os.fspath(path)
         log = DeltaLog(store, root)
         try:
-            log.create(struct, partition_by, dict(properties or {}))
+            log.create(struct, partition_by, props)
         except TableError:
             if not exist_ok:
                 raise
@@ -312,26 +321,93 @@ class Table:
         return evolve_metadata((snapshot or self.snapshot()).metadata, samples)
 
     def _write_files(self, snapshot: Snapshot, table: pa.Table, plan: ShreddingPlan) -> list[AddFile]:
+        """One Parquet file per partition; on a column-mapped table under physical names with
+        field ids, its directories, statistics and partition values keyed physically
+        (``delta.column_mapping``)."""
         columns = list(snapshot.partition_columns)
         schema = snapshot.schema
+        mapping = column_mapping(snapshot.protocol, snapshot.metadata, schema)
         types = partition_types(schema, columns)
         indexed = num_indexed_cols(snapshot.properties)
         layouts = plan.schemas()
+        file_schema = (mapping.physical_schema if mapping is not None else schema).to_schema_string()
+        directories = [mapping.physical_name(c) for c in columns] if mapping is not None else columns
         adds = []
         for texts, part in _partition_groups(table, columns, types, self.path):
             data = part.drop_columns(columns) if columns else part
-            relative = new_data_file(self.path, columns, texts)
+            relative = new_data_file(self.path, directories, texts)
             target = self.open_file(relative)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             present = [c for c in layouts if c.split(".")[0] in data.column_names]
             shredding = {c: layouts[c] for c in present if layouts[c] is not None}
+            values = dict(zip(columns, texts))
+            if mapping is not None:
+                data = mapping.to_physical(data, f"{self.path}: {relative}")
+                shredding = {mapping.physical_dotted(c): s for c, s in shredding.items()}
+                present = [mapping.physical_dotted(c) for c in present]
+                values = mapping.physical_partition_values(values)
             result = write_parquet(data, target, shredding=shredding or None, variant_columns=present)
             (facts,) = file_facts(
-                self.storage, [(relative, f"{self.path}/{relative}")], schema.to_schema_string(), indexed,
+                self.storage, [(relative, f"{self.path}/{relative}")], file_schema, indexed,
                 footers={relative: result.metadata},
             )
-            adds.append(add_action(facts, dict(zip(columns, texts))))
+            adds.append(add_action(facts, values))
         return adds
+
+    # --- row-level changes (varlake.write.row_changes) ------------------------------------------
+
+    def delete(self, where: str | Predicate | None = None, *, retries: int = 0) -> Any:
+        """DELETE the rows ``where`` matches (all rows when None): by deletion vector when the
+        table has ``delta.enableDeletionVectors=true``, else by rewriting their files. One
+        commit; returns a ``RowChangeResult`` (``version`` None when no row matched).
+        ``retries`` re-plans after a conflict with a concurrent change."""
+        from varlake.write.row_changes import delete
+
+        return delete(self, where, retries=retries)
+
+    def update(
+        self,
+        *args: Any,
+        where: str | Predicate | None = None,
+        set: Mapping[str, str] | None = None,
+        retries: int = 0,
+    ) -> Any:
+        """UPDATE the rows ``where`` matches (all when None): ``set`` maps columns to SQL
+        expressions of the old row (``{"n": "n + 1", "v": "parse_json('{}')"}``). Updated
+        rows are written as new files in the table's layout, the old ones retired as
+        ``delete`` does; returns a ``RowChangeResult``. Positional arguments are told apart
+        by type (the mapping is ``set``): ``update(where, set)`` and ``update(set, where=...)``."""
+        from varlake.write.row_changes import update
+
+        if len(args) > 2:
+            raise TableError(f"{self.path}: update takes where and set, got {len(args)} positional arguments")
+        for arg in args:
+            if isinstance(arg, Mapping):
+                if set is not None:
+                    raise TableError(f"{self.path}: update got set twice")
+                set = arg
+            elif arg is not None:
+                if where is not None:
+                    raise TableError(f"{self.path}: update got where twice")
+                where = arg
+        if set is None:
+            raise TableError(f"{self.path}: update needs set={{column: SQL expression}}")
+        return update(self, set, where, retries=retries)
+
+    def merge(
+        self, source: Any, on: str, source_alias: str = "s", target_alias: str = "t", *, retries: int = 0
+    ) -> Any:
+        """A MERGE of ``source`` (Arrow, pandas or a list of dicts) into this table on ``on``
+        (``"t.id = s.id"``): add ``when_*`` clauses, then ``.execute()``
+        (``varlake.write.merge.MergeBuilder``; returns a ``RowChangeResult``)."""
+        from varlake.delta.schema import VariantType
+        from varlake.write.merge import MergeBuilder
+        from varlake.write.merge_source import source_table
+
+        schema = self.snapshot().schema
+        variants = [f.name for f in schema.fields if isinstance(f.type, VariantType)]
+        arrow = source_table(source, variants, self.path, to_arrow_schema(schema))
+        return MergeBuilder(self, arrow, on, source_alias, target_alias, retries=retries)
 
 
 # --- helpers -----------------------------------------------------------------------------------------------
@@ -369,29 +445,6 @@ def _partition_groups(
         texts_of_group = tuple(texts_by_id[i][g[f"k{i}"]] for i in range(len(columns)))
         out.append((texts_of_group, table.take(pa.array(sorted(g["row_list"]), pa.int64()))))
     return out
-
-
-def _variant_array(values: Sequence[Any]) -> pa.Array:
-    """Variants (or Python values, or None) as the Arrow struct<metadata, value>."""
-    metas: list[bytes | None] = []
-    vals: list[bytes | None] = []
-    mask = []
-    for v in values:
-        if v is None:
-            metas.append(b"\x01\x00\x00")
-            vals.append(b"\x00")
-            mask.append(True)
-            continue
-        variant = v if isinstance(v, Variant) else Variant.from_python(v)
-        metas.append(variant.metadata)
-        vals.append(variant.value)
-        mask.append(False)
-    from varlake.delta.schema import variant_arrow_type
-
-    t = variant_arrow_type()
-    return pa.StructArray.from_arrays(
-        [pa.array(metas, pa.binary()), pa.array(vals, pa.binary())], fields=list(t), mask=pa.array(mask, pa.bool_())
-    )
 
 
 def to_arrow_table(data: Any, schema: StructType) -> pa.Table:
@@ -438,7 +491,7 @@ def to_arrow_table(data: Any, schema: StructType) -> pa.Table:
         column = data.column(field.name) if isinstance(data, pa.Table) else data[field.name]
         is_variant = isinstance(schema.field(field.name).type, VariantType)
         if is_variant and not isinstance(column, (pa.Array, pa.ChunkedArray)):
-            arrays.append(_variant_array(list(column)))
+            arrays.append(variant_array(list(column)))
             continue
         try:
             arr = column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column, type=field.type)

@@ -98,3 +98,10 @@ def test_fresh_cli_keeps_spark_logs_off_the_terminal(table: Path, tmp_path: Path
     noise = re.compile(r"WARN|log4j|Using incubator|Setting default log level|setLogLevel|NativeCodeLoader")
     assert not noise.search(done.stdout + done.stderr), done.stderr
     assert (tmp_path / "spark.log").exists()  # the JVM's output went there
+
+
+def test_json_output_stays_strict_json_for_non_finite_floats() -> None:
+    from varlake.cli import plain
+
+    text = json.dumps(plain({"min": float("nan"), "max": float("inf"), "low": float("-inf"), "x": 1.5}), allow_nan=False)
+    assert json.loads(text) == {"min": "NaN", "max": "Infinity", "low": "-Infinity", "x": 1.5}

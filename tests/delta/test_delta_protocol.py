@@ -97,8 +97,9 @@ def test_versions_beyond_support() -> None:
 def test_legacy_column_mapping_only_when_used() -> None:
     check_readable(Protocol(2, 5), _meta())
     check_readable(Protocol(2, 5), _meta(config={C.PROP_COLUMN_MAPPING_MODE: "name"}))  # read now
+    check_writable(Protocol(2, 5), _meta(config={C.PROP_COLUMN_MAPPING_MODE: "name"}))  # and written
     with pytest.raises(UnsupportedFeatureError, match="columnMapping"):
-        check_writable(Protocol(2, 5), _meta(config={C.PROP_COLUMN_MAPPING_MODE: "name"}))
+        check_writable(Protocol(2, 5), _meta(config={C.PROP_COLUMN_MAPPING_MODE: "sideways"}))
 
 
 def test_writer_features_refused_only_when_active() -> None:

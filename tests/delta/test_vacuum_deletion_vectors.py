@@ -151,7 +151,8 @@ def test_an_unreadable_dv_descriptor_stops_vacuum_before_deleting(tmp_path: Path
     assert _files(root) == {"a.parquet", "stray.parquet"}
 
 
-def test_column_mapped_dv_tables_stay_refused(tmp_path: Path) -> None:
+def test_column_mapped_dv_tables_are_vacuumed(tmp_path: Path) -> None:
+    """Column-mapped tables are written (and so vacuumed) now: only the stray file goes."""
     root = tmp_path / "t"
     field = {"name": "id", "type": "long", "nullable": True,
              "metadata": {"delta.columnMapping.id": 1, "delta.columnMapping.physicalName": "col-1"}}  # fmt: skip
@@ -159,6 +160,6 @@ def test_column_mapped_dv_tables_stay_refused(tmp_path: Path) -> None:
     features = ("deletionVectors", "columnMapping")
     _commit(root, 0, 0, [_add("a.parquet")], features, schema, {"delta.columnMapping.mode": "name"})
     _touch(root / "stray.parquet", T0)
-    with pytest.raises(UnsupportedFeatureError, match="columnMapping"):
-        DeltaLog(LocalStorage(), str(root)).vacuum(0, unsafe_retention=True, now_ms=NOW)
-    assert (root / "stray.parquet").exists()
+    gone = DeltaLog(LocalStorage(), str(root)).vacuum(0, unsafe_retention=True, now_ms=NOW)
+    assert [os.path.basename(p) for p in gone] == ["stray.parquet"]
+    assert not (root / "stray.parquet").exists()

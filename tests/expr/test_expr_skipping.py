@@ -193,7 +193,11 @@ def test_nan_bounds_and_literals_never_prune():
     assert might("f > 100", col_stats(1.0, math.nan, key=("f",))) is ROWS_MIGHT_MATCH
     assert might("f < 0", col_stats(math.nan, math.nan, key=("f",))) is ROWS_MIGHT_MATCH
     assert might("f = CAST('NaN' AS double)", col_stats(1.0, 2.0, key=("f",))) is ROWS_MIGHT_MATCH
-    assert might("f > 3", col_stats(1.0, 2.0, key=("f",))) is ROWS_CANNOT_MATCH
+    # A finite max proves nothing about NaN (Parquet-derived stats leave NaN out), and a NaN
+    # row makes f > 3 TRUE: only a file with one non-NULL value proves it holds no NaN.
+    assert might("f > 3", col_stats(1.0, 2.0, key=("f",))) is ROWS_MIGHT_MATCH
+    assert might("f > 3", col_stats(2.0, 2.0, nulls=9, key=("f",))) is ROWS_CANNOT_MATCH
+    assert might("f < 1", col_stats(1.0, 2.0, key=("f",))) is ROWS_CANNOT_MATCH
 
 
 # --- Variant paths ------------------------------------------------------------------------

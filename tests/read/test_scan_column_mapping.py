@@ -13,7 +13,7 @@ import pytest
 
 import varlake
 from handmade_tables import ID_MODE, ID_MODE_ROWS, add, commit, field, id_mode_table, metadata, protocol, struct
-from varlake.errors import ColumnMappingError, UnsupportedFeatureError
+from varlake.errors import ColumnMappingError
 
 from golden_expected import GOLDEN, SKIPPING_LITERALS  # noqa: E402 - one place says where the golden tables are
 golden = pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
@@ -140,10 +140,15 @@ def test_name_mode_skipping_by_physical_stats_and_partitions(tmp_path: Path) -> 
     assert _check_never_drops(table, wheres, key=repr) >= 4
 
 
-def test_writes_to_mapped_tables_are_refused(tmp_path: Path) -> None:
+def test_writes_to_mapped_tables_use_physical_names(tmp_path: Path) -> None:
+    """Appends after a rename, a drop and a re-add write the current physical names
+    (writing is tested in tests/table/test_column_mapped_writes.py)."""
     table = _name_mode_table(tmp_path / "t")
-    with pytest.raises(UnsupportedFeatureError, match="columnMapping"):
-        table.append(pa.table({"id": pa.array([7], pa.int64())}))
+    table.append(pa.table({"id": pa.array([7], pa.int64()), "label": ["e"], "x": pa.array([30], pa.int32())}))
+    out = varlake.Table(table.path).scan("id = 7").to_arrow().to_pylist()
+    assert out == [{"id": 7, "label": "e", "s": None, "p": None, "x": 30}]
+    newest = [a for a in table.files() if a.partition_values == {"col-p": None}]
+    assert len(newest) == 1 and '"col-x-again":30' in newest[0].stats and '"col-name":"e"' in newest[0].stats
 
 
 def test_mapping_mode_ignored_without_the_feature(tmp_path: Path) -> None:

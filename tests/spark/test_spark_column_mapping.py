@@ -1,7 +1,7 @@
 """Column-mapped and type-widened golden tables read through ``varlake.spark.read`` give the
 rows Delta's own tests expect (``tests/golden_expected.py``): files are read by physical name
-(in ``id`` mode after checking each file holds its field ids there), nested fields renamed,
-old files' narrower types widened."""
+(``id`` mode: by field id, tests/spark/test_spark_column_mapping_id.py), nested fields
+renamed, old files' narrower types widened."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ import pytest
 
 import varlake.spark as vs
 from golden_expected import EXPECTED, GOLDEN, canonical_rows as _canon, spark_plain as _plain
-from handmade_tables import ID_MODE_ROWS, id_mode_table
-from varlake.errors import ColumnMappingError
 
 
 pytestmark = [pytest.mark.spark, pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")]
@@ -65,15 +63,3 @@ def test_mapped_table_filter_through_spark(utc: Any) -> None:
     """A filter on a logical name (and a partition column) reaches the physical columns."""
     df = vs.read(utc, str(GOLDEN / "dv-with-columnmapping"), where="col1 >= 40 AND part = 3")
     assert sorted(tuple(r) for r in df.collect()) == [(3, 43, "foo3")]
-
-
-def test_id_mode_files_not_laid_out_by_physical_name_are_refused(utc: Any, tmp_path: Path) -> None:
-    """Spark resolves id-mode columns by physical name (as Delta writes them), after checking
-    each file's field ids sit there; a file whose names do not match its ids is refused by
-    name (never read wrong), while ``Table.scan`` resolves it by id."""
-    import varlake
-
-    root = id_mode_table(tmp_path / "t")
-    assert varlake.Table(root).scan().to_arrow().to_pylist() == ID_MODE_ROWS
-    with pytest.raises(ColumnMappingError, match="field id 1 .'a'. is stored as 'col-s', not under its physical name 'col-a'"):
-        vs.read(utc, str(root)).collect()

@@ -95,7 +95,7 @@ def test_partition_columns_named_like_paths_stay_inside_the_root(tmp_path: Path)
 
 
 def test_an_add_with_a_deletion_vector_in_a_table_without_the_feature_is_refused(tmp_path: Path) -> None:
-    t = varlake.Table.create(tmp_path / "t", "id bigint")
+    t = varlake.Table.create(tmp_path / "t", "id bigint", properties={"delta.enableDeletionVectors": "false"})
     t.append([{"id": 1}, {"id": 2}])
     log = tmp_path / "t" / "_delta_log"
     lines = [json.loads(line) for line in (log / "00000000000000000001.json").read_text().splitlines()]

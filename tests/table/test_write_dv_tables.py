@@ -4,7 +4,7 @@ and vacuum keep every deleted row deleted and every referenced DV file in place.
 Tables: ``dv_tables`` (DVs built with ``pyroaring`` in every storage type) and copies of
 Delta's golden tables ``basic-dv-no-checkpoint`` (DeletionVectorSuite: ids 2..9),
 ``type-widening-nested`` (DeltaTableReadsSuite) and ``table-with-dv-small`` (column
-mapping: writes stay refused). Second reader: ``varlake.spark.read`` (deltalake 1.6
+mapping: written under physical names). Second reader: ``varlake.spark.read`` (deltalake 1.6
 refuses both ``deletionVectors`` and ``typeWidening-preview``).
 """
 
@@ -24,7 +24,7 @@ from varlake import Table
 from varlake.delta import constants as C
 from varlake.delta.actions import Metadata, Protocol
 from varlake.delta.protocol import check_writable
-from varlake.errors import CommitConflictError, UnsupportedFeatureError
+from varlake.errors import CommitConflictError
 from varlake.write.commit import commit_write
 
 DV_FIELDS = ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality", "maxRowIndex")
@@ -66,8 +66,7 @@ def test_protocol_allows_writes_with_dvs_and_type_widening() -> None:
         check_writable(Protocol(3, 7, features, features), meta)
     mapped = Metadata("t", '{"type":"struct","fields":[]}', configuration={"delta.columnMapping.mode": "name"})
     both = ("deletionVectors", "columnMapping")
-    with pytest.raises(UnsupportedFeatureError, match=C.COLUMN_MAPPING):
-        check_writable(Protocol(3, 7, both, both), mapped)
+    check_writable(Protocol(3, 7, both, both), mapped)  # column-mapped tables are written too
 
 
 def test_append_checkpoint_overwrite_vacuum_on_every_storage_type(tmp_path: Path) -> None:
@@ -169,19 +168,22 @@ def test_golden_basic_dv_table_takes_writes(tmp_path: Path) -> None:
     assert Table(root).snapshot().protocol.writer_feature_set == {C.DELETION_VECTORS}  # declared as before
 
 
-def test_golden_column_mapped_dv_table_stays_refused(tmp_path: Path) -> None:
+def test_golden_column_mapped_dv_table_takes_writes(tmp_path: Path) -> None:
+    """Column mapping is written now (files under physical names: tests/table/test_column_mapped_writes.py)."""
     root = _golden_copy("table-with-dv-small", tmp_path)
-    before = _files(root)
-    log_before = sorted(p.name for p in (root / "_delta_log").iterdir())
+    dv_files = {p for p in _files(root) if p.startswith("deletion_vector_")}
     table = Table(root)
-    for write in (lambda: table.append([{"value": 100}]), lambda: table.overwrite([{"value": 1}]),
-                  lambda: table.vacuum(0, unsafe_retention=True), table.checkpoint):  # fmt: skip
-        with pytest.raises(UnsupportedFeatureError, match="columnMapping"):
-            write()
-    # refused before any file is written: the table's directory is exactly as it was
-    assert _files(root) == before and table.version == 1
-    assert sorted(p.name for p in (root / "_delta_log").iterdir()) == log_before
-    assert sorted(table.scan().to_arrow().column("value").to_pylist()) == list(range(1, 9))
+    table.append([{"value": 100}])
+    assert sorted(Table(root).scan().to_arrow().column("value").to_pylist()) == list(range(1, 9)) + [100]
+    table.checkpoint()
+    assert not set(table.vacuum(0, unsafe_retention=True)) & dv_files
+    assert sorted(Table(root).scan().to_arrow().column("value").to_pylist()) == list(range(1, 9)) + [100]
+    table.overwrite([{"value": 1}])
+    assert Table(root).scan().to_arrow().column("value").to_pylist() == [1]
+    assert sorted(Table(root).scan(version=1).to_arrow().column("value").to_pylist()) == list(range(1, 9))
+    physical = table.schema.field("value").metadata["delta.columnMapping.physicalName"]
+    (add,) = table.files()
+    assert pq.read_schema(table.data_file(add)).names == [physical]
 
 
 def _nested_rows(table: Table) -> list[tuple]:

@@ -1,4 +1,4 @@
-"""Column mapping (PROTOCOL.md "Column Mapping"), for reading: every rule of it lives here.
+"""Column mapping (PROTOCOL.md "Column Mapping"), for reading and writing: every rule of it lives here.
 
 In ``name`` and ``id`` mode every field -- top-level or nested -- has a *physical name*
 (``delta.columnMapping.physicalName``) and an id (``delta.columnMapping.id``). Data files
@@ -11,11 +11,21 @@ physical name, ``id`` mode by field id; a column a file lacks reads as nulls, an
 ``partition_values`` and ``file_stats`` for the planner, ``file_column`` and ``to_table``
 for the reader (which also widens types of old files, ``type_widening``), and
 ``physical_schema`` for engines that read files themselves (Spark).
+
+Writing ("Writer Requirements for Column Mapping"): ``assign_column_mapping`` gives every
+field of a new (or evolved) schema without one a fresh id and a ``col-<uuid>`` physical name
+and bumps ``delta.columnMapping.maxColumnId``; ``check_assigned`` is what a committed schema
+must satisfy. Data files are written under physical names with every id as the Parquet
+``field_id`` in both modes, as Delta does (``to_physical`` for Arrow, ``physical_field`` for
+engines); ``add`` partition values (``physical_partition_values``) and statistics (computed
+over ``physical_schema``) are keyed by physical names. A Variant column is a leaf: only its
+own name is mapped, never the fields of its (shredded) group.
 """
 
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,9 +53,14 @@ __all__ = [
     "ColumnMapping",
     "ID_KEY",
     "PHYSICAL_NAME_KEY",
+    "MAX_COLUMN_ID_KEY",
     "PARQUET_FIELD_ID",
+    "assign_column_mapping",
+    "check_assigned",
     "column_mapping",
     "mapping_mode",
+    "mapping_signature",
+    "requested_mode",
     "to_table_type",
 ]
 
@@ -53,6 +68,11 @@ PHYSICAL_NAME_KEY = "delta.columnMapping.physicalName"
 ID_KEY = "delta.columnMapping.id"
 #: Arrow field metadata key under which pyarrow exposes a Parquet ``field_id``.
 PARQUET_FIELD_ID = b"PARQUET:field_id"
+#: The table property tracking the largest id ever assigned (PROTOCOL.md: internal, monotonic).
+MAX_COLUMN_ID_KEY = "delta.columnMapping.maxColumnId"
+#: Spark's StructField metadata key for the Parquet field id it writes
+#: (with ``spark.sql.parquet.fieldId.write.enabled``).
+SPARK_FIELD_ID_KEY = "parquet.field.id"
 MODES = ("none", "name", "id")
 
 
@@ -65,6 +85,15 @@ def mapping_mode(protocol: Protocol, metadata: Metadata) -> str:
     if not supported:
         return "none"
     mode = str(metadata.configuration.get(C.PROP_COLUMN_MAPPING_MODE, "none")).lower()
+    if mode not in MODES:
+        raise ColumnMappingError(f"{C.PROP_COLUMN_MAPPING_MODE} is {mode!r}; expected one of {', '.join(MODES)}")
+    return mode
+
+
+def requested_mode(configuration: Mapping[str, str]) -> str:
+    """The mode table properties ask for (``none`` when unset), whatever the protocol: what a
+    new table's protocol and schema are made for. ``ColumnMappingError`` on another value."""
+    mode = str(configuration.get(C.PROP_COLUMN_MAPPING_MODE, "none")).lower()
     if mode not in MODES:
         raise ColumnMappingError(f"{C.PROP_COLUMN_MAPPING_MODE} is {mode!r}; expected one of {', '.join(MODES)}")
     return mode
@@ -245,6 +274,210 @@ class ColumnMapping:
         if len(file_schema) and not any(_has_id(f) for f in file_schema):
             raise ColumnMappingError(f"{where}: the table resolves columns by field id (id mode), but the file has no field ids")
         _check_layout(self.schema, list(file_schema), where, self.where)
+
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def physical_partition_values(self, values: Mapping[str, str | None]) -> dict[str, str | None]:
+        """An ``add``'s partition values (keyed by logical name) keyed by physical name."""
+        return {self.physical_name(name): value for name, value in values.items()}
+
+    def physical_dotted(self, dotted: str) -> str:
+        """A dotted logical path through structs (a Variant column's name) as physical names."""
+        return ".".join(self.physical_path(dotted.split(".")))
+
+    def physical_field(self, name: str, data_type: DataType, field_id_key: str = SPARK_FIELD_ID_KEY) -> StructField:
+        """Top-level column ``name`` as an engine writes it from data of (same-shaped)
+        ``data_type``: physical names throughout, the data's nullability, each field's id as
+        metadata ``{field_id_key: id}`` (Spark: ``parquet.field.id``)."""
+        f = self.schema.field(name)
+        meta = _key_metadata(f, field_id_key, self.mode, self.where)
+        return StructField(_physical_name(f, self.where), _physical_like(f.type, data_type, field_id_key, self.mode, self.where), True, meta)
+
+    def to_physical(self, table: pa.Table, where: str) -> pa.Table:
+        """``table`` (columns of this table's logical schema, by name, any subset) as a data
+        file holds it: every struct field (nested too) under its physical name with its id as
+        ``PARQUET:field_id``; Variant groups unchanged. Buffers are shared, nothing copied."""
+        fields, columns = [], []
+        for name, column in zip(table.column_names, table.columns):
+            try:
+                f = self.schema.field(name)
+            except (KeyError, ValueError):
+                raise ColumnMappingError(f"{where}: column {name!r} is not in the table schema") from None
+            ftype = _physical_arrow(f.type, column.type, self.mode, where)
+            fields.append(pa.field(_physical_name(f, self.where), ftype, table.schema.field(name).nullable, _id_metadata(f, self.mode, self.where)))
+            columns.append(column if column.type == ftype else pa.chunked_array([c.view(ftype) for c in column.chunks], type=ftype))
+        return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=table.schema.metadata))
+
+
+def _id_metadata(f: StructField, mode: str, where: str) -> dict[bytes, bytes] | None:
+    """A field's Arrow metadata for the Parquet writer: its id as ``PARQUET:field_id``."""
+    value = f.metadata.get(ID_KEY)
+    if value is None and mode != "id":
+        return None
+    return {PARQUET_FIELD_ID: str(_field_id(f, where)).encode()}
+
+
+def _physical_arrow(dtype: DataType, arrow: pa.DataType, mode: str, where: str) -> pa.DataType:
+    """Arrow type ``arrow`` (of logical ``dtype``) with struct fields renamed physically and
+    carrying their ids; same layout, so arrays of it can be viewed as the result."""
+    if isinstance(dtype, StructType) and pa.types.is_struct(arrow):
+        out = []
+        for f in dtype.fields:
+            index = arrow.get_field_index(f.name)
+            if index < 0:
+                raise ColumnMappingError(f"{where}: struct field {f.name!r} is missing from the data")
+            child = arrow.field(index)
+            out.append(pa.field(_physical_name(f, where), _physical_arrow(f.type, child.type, mode, where), child.nullable, _id_metadata(f, mode, where)))
+        return pa.struct(out)
+    if isinstance(dtype, ArrayType) and (pa.types.is_list(arrow) or pa.types.is_large_list(arrow)):
+        v = arrow.value_field
+        element = pa.field(v.name, _physical_arrow(dtype.element_type, v.type, mode, where), v.nullable)
+        return pa.large_list(element) if pa.types.is_large_list(arrow) else pa.list_(element)
+    if isinstance(dtype, MapType) and pa.types.is_map(arrow):
+        k, i = arrow.key_field, arrow.item_field
+        return pa.map_(
+            pa.field(k.name, _physical_arrow(dtype.key_type, k.type, mode, where), k.nullable),
+            pa.field(i.name, _physical_arrow(dtype.value_type, i.type, mode, where), i.nullable),
+            keys_sorted=arrow.keys_sorted,
+        )
+    return arrow  # primitives, and Variant: a leaf (its group's fields are not mapped)
+
+
+def _key_metadata(f: StructField, key: str, mode: str, where: str) -> dict[str, Any]:
+    if f.metadata.get(ID_KEY) is None and mode != "id":
+        return {}
+    return {key: _field_id(f, where)}
+
+
+def _physical_like(dtype: DataType, data: DataType, key: str, mode: str, where: str) -> DataType:
+    """``_physical_arrow`` for a Delta type: ``data`` (same shape as logical ``dtype``) with
+    struct fields renamed physically and their ids as metadata under ``key``."""
+    if isinstance(dtype, StructType) and isinstance(data, StructType):
+        by_name = {f.name: f for f in data.fields}
+        fields = []
+        for f in dtype.fields:
+            d = by_name.get(f.name)
+            if d is None:
+                raise ColumnMappingError(f"{where}: struct field {f.name!r} is missing from the data")
+            fields.append(StructField(_physical_name(f, where), _physical_like(f.type, d.type, key, mode, where), d.nullable, _key_metadata(f, key, mode, where)))
+        return StructType(tuple(fields))
+    if isinstance(dtype, ArrayType) and isinstance(data, ArrayType):
+        return ArrayType(_physical_like(dtype.element_type, data.element_type, key, mode, where), data.contains_null)
+    if isinstance(dtype, MapType) and isinstance(data, MapType):
+        return MapType(
+            _physical_like(dtype.key_type, data.key_type, key, mode, where),
+            _physical_like(dtype.value_type, data.value_type, key, mode, where),
+            data.value_contains_null,
+        )  # fmt: skip
+    return data
+
+
+# --- assigning ids and physical names (new tables, new columns) ---------------------------------
+
+
+def _walk_fields(dtype: DataType) -> list[StructField]:
+    """Every struct field at any depth, through arrays and maps (Variant is a leaf)."""
+    out: list[StructField] = []
+    if isinstance(dtype, StructType):
+        for f in dtype.fields:
+            out.append(f)
+            out.extend(_walk_fields(f.type))
+    elif isinstance(dtype, ArrayType):
+        out.extend(_walk_fields(dtype.element_type))
+    elif isinstance(dtype, MapType):
+        out.extend(_walk_fields(dtype.key_type) + _walk_fields(dtype.value_type))
+    return out
+
+
+def _max_column_id(configuration: Mapping[str, str], where: str) -> int | None:
+    text = configuration.get(MAX_COLUMN_ID_KEY)
+    if text is None:
+        return None
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        raise ColumnMappingError(f"{where}: {MAX_COLUMN_ID_KEY} is {text!r}, not an integer") from None
+
+
+def assign_column_mapping(
+    schema: StructType, configuration: Mapping[str, str], where: str = "schema"
+) -> tuple[StructType, dict[str, str]]:
+    """``schema`` and ``configuration`` of a table whose properties ask for ``name``/``id``
+    mapping, every field (nested too) that lacks them given a fresh id above
+    ``delta.columnMapping.maxColumnId`` (and every id already used) and a unique
+    ``col-<uuid>`` physical name, and ``maxColumnId`` raised to the largest id: for new
+    tables and for columns added to a mapped table. Unchanged in ``none`` mode."""
+    cfg = dict(configuration)
+    if requested_mode(cfg) == "none":
+        return schema, cfg
+    used = [f.metadata[ID_KEY] for f in _walk_fields(schema) if type(f.metadata.get(ID_KEY)) is int]
+    top = max([_max_column_id(cfg, where) or 0, *used])
+
+    def assign(dtype: DataType) -> DataType:
+        nonlocal top
+        if isinstance(dtype, StructType):
+            fields = []
+            for f in dtype.fields:
+                meta = dict(f.metadata)
+                if type(meta.get(ID_KEY)) is not int:
+                    top += 1
+                    meta[ID_KEY] = top
+                if not meta.get(PHYSICAL_NAME_KEY):
+                    meta[PHYSICAL_NAME_KEY] = f"col-{uuid.uuid4()}"
+                fields.append(StructField(f.name, assign(f.type), f.nullable, meta))
+            return StructType(tuple(fields))
+        if isinstance(dtype, ArrayType):
+            return ArrayType(assign(dtype.element_type), dtype.contains_null)
+        if isinstance(dtype, MapType):
+            return MapType(assign(dtype.key_type), assign(dtype.value_type), dtype.value_contains_null)
+        return dtype
+
+    result = assign(schema)
+    assert isinstance(result, StructType)
+    cfg[MAX_COLUMN_ID_KEY] = str(top)
+    return result, cfg
+
+
+def mapping_signature(schema: StructType) -> tuple[tuple[str, Any, Any], ...]:
+    """Each field's (display name, physical name, id), at any depth: two schemas whose data
+    files are interchangeable have the same signature."""
+    return tuple((f.name, f.metadata.get(PHYSICAL_NAME_KEY), f.metadata.get(ID_KEY)) for f in _walk_fields(schema))
+
+
+def check_assigned(schema: StructType, configuration: Mapping[str, str], where: str) -> None:
+    """``ColumnMappingError`` unless every field of a mapped schema (nested too) has an
+    integer id and a physical name, ids are unique, sibling physical names are distinct and
+    ``delta.columnMapping.maxColumnId`` is at least the largest id (PROTOCOL.md writer
+    requirements; what a commit of a mapped table's metadata must hold)."""
+    seen: dict[int, str] = {}
+    for f in _walk_fields(schema):
+        fid = _field_id(f, where)
+        name = f.metadata.get(PHYSICAL_NAME_KEY)
+        if not isinstance(name, str) or not name:
+            raise ColumnMappingError(f"{where}: field {f.name!r} has no {PHYSICAL_NAME_KEY}")
+        if fid in seen:
+            raise ColumnMappingError(f"{where}: fields {seen[fid]!r} and {f.name!r} share {ID_KEY} {fid}")
+        seen[fid] = f.name
+    for dtype in [schema, *(f.type for f in _walk_fields(schema))]:
+        for struct in _structs_in(dtype):
+            names = [_physical_name(f, where) for f in struct.fields]
+            if len(set(names)) != len(names):
+                raise ColumnMappingError(f"{where}: two fields of one struct share a physical name ({sorted(names)})")
+    top = _max_column_id(configuration, where)
+    if seen and (top is None or top < max(seen)):
+        raise ColumnMappingError(f"{where}: {MAX_COLUMN_ID_KEY} is {top}, below the largest column id {max(seen)}")
+
+
+def _structs_in(dtype: DataType) -> list[StructType]:
+    """The struct types directly at ``dtype`` (itself, or the element/key/value of arrays and maps)."""
+    if isinstance(dtype, StructType):
+        return [dtype]
+    if isinstance(dtype, ArrayType):
+        return _structs_in(dtype.element_type)
+    if isinstance(dtype, MapType):
+        return _structs_in(dtype.key_type) + _structs_in(dtype.value_type)
+    return []
 
 
 def _check_layout(dtype: DataType, file_fields: list[pa.Field], where: str, schema_where: str) -> None:

@@ -5,7 +5,14 @@ feature implemented too (PROTOCOL.md "Table Features"). Some writer features are
 harmless until *active* (e.g. ``generatedColumns`` with no column carrying a
 generation expression): varlake allows writes to such tables and refuses them once
 the feature is active, naming it. CHECK constraints and invariants are honoured:
-writers check every row (``varlake.write.constraints``).
+writers check every row (``varlake.write.constraints``). Column-mapped tables are
+written (``delta.column_mapping``).
+
+``required_protocol`` is the one place a new (or changed) table's protocol is decided:
+every property- or column-driven feature (``_needed_features``: column mapping, deletion
+vectors, type widening, CHECK constraints, invariants, change data feed, row tracking,
+append-only, Variant, timestamp_ntz, in-commit timestamps), the smallest legacy version
+when one suffices (as Delta picks), table features otherwise.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from varlake.delta.schema import (
     iter_fields,
     parse_schema,
 )
-from varlake.delta.column_mapping import mapping_mode
+from varlake.delta.column_mapping import check_assigned, mapping_mode, requested_mode
 from varlake.delta.type_widening import TYPE_CHANGES_KEY, validate_type_changes
 from varlake.errors import ColumnMappingError, InvalidCommitError, PartitionValueError, UnsupportedFeatureError
 from varlake.semantics import partition_values
@@ -40,6 +47,7 @@ __all__ = [
 ]
 
 MAX_READER_VERSION = 3
+PROP_ENABLE_TYPE_WIDENING = "delta.enableTypeWidening"
 MAX_WRITER_VERSION = 7
 
 #: Reader features whose read-side requirements varlake meets.
@@ -72,11 +80,12 @@ WRITER_ONLY = frozenset(
 
 #: Writer features varlake implements outright (appendOnly and changeDataFeed are
 #: enforced per commit by the transaction; domains are preserved in checkpoints).
-#: deletionVectors: varlake writes no DVs, but overwrites remove logical files with their DV,
+#: deletionVectors: DELETE/UPDATE/MERGE write DVs (write.row_changes); overwrites remove logical files with their DV,
 #: checkpoints keep descriptors and vacuum keeps referenced DV files; typeWidening: writes use
-#: the current (wide) types and never change one, delta.typeChanges is kept as it is.
-#: (columnMapping is read only: writes to such tables are refused)
-WRITER_SUPPORTED = (READER_SUPPORTED - {C.COLUMN_MAPPING}) | frozenset(
+#: the current (wide) types and never change one, delta.typeChanges is kept as it is;
+#: columnMapping: files under physical names with field ids, partition values and stats
+#: keyed by physical names (``delta.column_mapping``).
+WRITER_SUPPORTED = READER_SUPPORTED | frozenset(
     {C.APPEND_ONLY, C.CHANGE_DATA_FEED, C.DOMAIN_METADATA_FEATURE, C.IN_COMMIT_TIMESTAMP}
 ) | {C.INVARIANTS, C.CHECK_CONSTRAINTS}  # every written row is checked (varlake.write.constraints)
 
@@ -130,20 +139,9 @@ def check_readable(protocol: Protocol, metadata: Metadata, where: str = "table")
         validate_type_changes(parse_schema(metadata.schema_string, f"{where} metaData.schemaString"), where)
 
 
-def _mapping_refusal(protocol: Protocol, metadata: Metadata, where: str) -> None:
-    """Writers refuse column-mapped tables: data files would need physical names and ids."""
-    mode = mapping_mode(protocol, metadata)
-    if mode != "none":
-        raise UnsupportedFeatureError(
-            f"{where}: writer table feature {C.COLUMN_MAPPING} (mode {mode!r}) is not supported: "
-            "varlake reads column-mapped tables but does not write them"
-        )
-
-
 def check_writable(protocol: Protocol, metadata: Metadata, where: str = "table") -> None:
     """Raise ``UnsupportedFeatureError`` unless varlake can write this table correctly."""
     check_readable(protocol, metadata, where)
-    _mapping_refusal(protocol, metadata, where)
     if protocol.min_writer_version > MAX_WRITER_VERSION:
         raise UnsupportedFeatureError(
             f"{where}: writer version {protocol.min_writer_version} is newer than varlake supports ({MAX_WRITER_VERSION})"
@@ -188,8 +186,26 @@ def _reader_features(protocol: Protocol) -> frozenset[str]:
 
 
 def _needed_features(schema: StructType, cfg: dict[str, str]) -> tuple[set[str], set[str]]:
+    """(reader-and-writer, writer) features the schema and properties need: one place for
+    every property- or column-driven feature, as Delta enables them."""
     reader: set[str] = set()
     writer: set[str] = set()
+    try:
+        mapped = requested_mode(cfg) != "none"
+    except ColumnMappingError as exc:
+        raise InvalidCommitError(str(exc)) from None
+    if mapped:
+        reader.add(C.COLUMN_MAPPING)
+    if config.is_true(cfg, PROP_ENABLE_TYPE_WIDENING):
+        reader.add(C.TYPE_WIDENING)
+    if any(key.startswith(C.PROP_CONSTRAINT_PREFIX) for key in cfg):
+        writer.add(C.CHECK_CONSTRAINTS)
+    if any(C.COL_INVARIANTS in f.metadata for f in iter_fields(schema)):
+        writer.add(C.INVARIANTS)
+    if config.is_true(cfg, C.PROP_ENABLE_CDF):
+        writer.add(C.CHANGE_DATA_FEED)
+    if config.is_true(cfg, C.PROP_ENABLE_ROW_TRACKING):
+        writer |= {C.ROW_TRACKING, C.DOMAIN_METADATA_FEATURE}
     shredding = config.is_true(cfg, C.PROP_ENABLE_VARIANT_SHREDDING)
     if contains_variant(schema) or shredding:
         reader.add(C.VARIANT_TYPE)
@@ -201,6 +217,8 @@ def _needed_features(schema: StructType, cfg: dict[str, str]) -> tuple[set[str],
         writer.add(C.IN_COMMIT_TIMESTAMP)
     if config.is_true(cfg, C.PROP_APPEND_ONLY):
         writer.add(C.APPEND_ONLY)
+    if config.is_true(cfg, C.PROP_ENABLE_DELETION_VECTORS):  # PROTOCOL.md "Deletion Vectors"
+        reader.add(C.DELETION_VECTORS)
     return reader, writer | reader
 
 
@@ -215,16 +233,35 @@ def required_protocol(
     """
     reader, writer = _needed_features(schema, configuration or {})
     if current is not None:
-        has_reader = current.min_reader_version >= 3 and reader <= current.reader_feature_set
-        if (not reader or has_reader) and writer <= _writer_features(current):
+        if reader <= _reader_features(current) and writer <= _writer_features(current):
             return current
+        if current.min_reader_version < 3 and current.min_writer_version < 7:
+            legacy = _legacy_protocol(reader | _reader_features(current), writer | _writer_features(current), current)
+            if legacy is not None:
+                return legacy
         reader |= _reader_features(current)
         writer |= _writer_features(current) | reader
+    elif (legacy := _legacy_protocol(reader, writer, None)) is not None:
+        return legacy
     if reader:
         return Protocol(3, 7, tuple(sorted(reader)), tuple(sorted(writer)))
     if writer - legacy_writer_features(2) or (current is not None and current.min_writer_version >= 7):
         return Protocol(current.min_reader_version if current else 1, 7, None, tuple(sorted(writer)))
     return Protocol(1, 2)
+
+
+def _legacy_protocol(reader: set[str], writer: set[str], current: Protocol | None) -> Protocol | None:
+    """The smallest pre-table-features protocol (reader 1 or 2, writer 2..6) giving these
+    features, as Delta picks for a new table (``checkConstraints`` alone: writer 3;
+    ``columnMapping``: reader 2 / writer 5); None when table features are needed."""
+    if not reader <= {C.COLUMN_MAPPING}:
+        return None
+    low_reader = max(2 if reader else 1, current.min_reader_version if current else 1)
+    low_writer = current.min_writer_version if current else 2
+    for version in range(max(2, low_writer), 7):
+        if writer - {C.COLUMN_MAPPING} <= legacy_writer_features(version) and (not reader or version >= 5):
+            return Protocol(low_reader, version)
+    return None
 
 
 def validate_metadata(metadata: Metadata, protocol: Protocol, where: str = "metaData") -> StructType:
@@ -237,16 +274,21 @@ def validate_metadata(metadata: Metadata, protocol: Protocol, where: str = "meta
     except PartitionValueError as exc:
         raise InvalidCommitError(str(exc)) from None
     reader, writer = _needed_features(schema, dict(metadata.configuration))
-    have_reader = protocol.reader_feature_set if protocol.min_reader_version >= 3 else frozenset()
+    have_reader, have_writer = _reader_features(protocol), _writer_features(protocol)
     for feature in sorted(reader):
-        if feature not in have_reader or feature not in protocol.writer_feature_set:
+        if feature not in have_reader or feature not in have_writer:
             raise InvalidCommitError(
                 f"{where}: the schema/properties need table feature {feature} in readerFeatures and "
-                f"writerFeatures (reader 3 / writer 7); protocol is {protocol.to_dict()}"
+                f"writerFeatures (reader 3 / writer 7, or a legacy version implying it); protocol is {protocol.to_dict()}"
             )
     for feature in sorted(writer - reader):
         if feature not in _writer_features(protocol):
             raise InvalidCommitError(
                 f"{where}: the properties need writer table feature {feature}; protocol is {protocol.to_dict()}"
             )
+    if mapping_mode(protocol, metadata) != "none":
+        try:
+            check_assigned(schema, metadata.configuration, f"{where}.schemaString")
+        except ColumnMappingError as exc:
+            raise InvalidCommitError(str(exc)) from None
     return schema

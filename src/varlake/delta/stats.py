@@ -7,7 +7,8 @@ their ``nullCount`` and Z85 per-path bounds from the shredded footer. Bounds sta
 sound: strings are cut to 32 characters with the max raised, timestamps are stored
 at millisecond precision with the min floored and the max ceiled, and no bounds are
 written for float/double (Parquet's min/max ignore NaN, which Spark sorts above
-every number), booleans or binary.
+every number), booleans or binary. Other writers' float/double bounds are read
+(``expr.bounds`` decides what they prove).
 
 Reading (``file_stats``): Delta's JSON, from varlake or any other writer, decoded by
 the table schema into typed values; Variant stats decoded into per-path bounds with
@@ -23,6 +24,7 @@ import functools
 import json
 import re
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Iterator, Mapping
 
 import pyarrow.parquet as pq
@@ -34,6 +36,7 @@ import numpy as np
 
 from varlake.errors import VarlakeError
 from varlake.expr import FileStats, TypeFamily, VariantBound
+from varlake.semantics.numbers import float32_of_fraction, to_float32
 from varlake.shred.stats import delta_stats, string_bounds, variant_footer_stats
 from varlake.variant import Float32, TimestampNanos
 from varlake.variant.constants import FAMILY_OF_PRIMITIVE
@@ -247,7 +250,31 @@ def _typed_bound(type_name: str, raw: Any, is_max: bool) -> Any:
             return None
     if type_name in ("timestamp", "timestamp_ntz") and isinstance(raw, str):
         return _parse_timestamp(raw, type_name == "timestamp", is_max)
-    return None  # float/double/boolean/binary bounds are never trusted
+    if type_name in ("float", "double"):
+        return _float_bound(raw, type_name == "float", is_max)
+    return None  # boolean/binary bounds are never trusted
+
+
+_NON_FINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def _float_bound(raw: Any, float32: bool, is_max: bool) -> float | None:
+    """A float/double bound: a JSON number or Jackson's ``"NaN"``/``"Infinity"``/``"-Infinity"``
+    (NaN is kept; the skipping rules drop it). Text is rounded once to the column's
+    precision; a double column's bound is widened to also cover the float the text may
+    name (a file written before the column was widened from float)."""
+    if isinstance(raw, str):
+        return _NON_FINITE.get(raw)
+    if isinstance(raw, float):
+        return to_float32(raw) if float32 else raw
+    if not isinstance(raw, (int, Decimal)) or (isinstance(raw, Decimal) and not raw.is_finite()):
+        return None
+    if isinstance(raw, Decimal) and not raw.is_zero() and not -400 < raw.adjusted() < 400:
+        return None  # outside every float's range: garbage, not a bound
+    narrow = float32_of_fraction(Fraction(raw))
+    if float32:
+        return narrow
+    return max(float(raw), narrow) if is_max else min(float(raw), narrow)
 
 
 _Z85_TABLE = np.full(256, 255, dtype=np.uint8)

@@ -8,13 +8,23 @@
    reads the commits that won and retries on top of them -- unless one of them
    conflicts, in which case ``CommitConflictError`` is raised and nothing is written:
    - a winner changed ``metaData`` or ``protocol``, or this commit does (a metadata or
-     protocol change must be based on the latest version);
-   - a winner removed (or re-added) a logical file this commit removes or adds;
+     protocol change must be based on the latest version): ``MetadataChangedError``;
+   - a winner removed a data file (any deletion vector) this commit removes:
+     ``ConcurrentDeleteDeleteError``; one this commit's ``reads`` read:
+     ``ConcurrentDeleteReadError``; a winner removed or re-added a logical file this commit
+     adds: ``CommitConflictError``;
+   - a winner added data this commit's ``reads`` may match (``ReadSet.might_match``):
+     under ``WriteSerializable`` (the default) only from a winner that is not a blind
+     append, under ``Serializable`` any: ``ConcurrentAppendError``. Without ``reads``, a
+     commit that removes files conflicts with any added data under ``Serializable`` only;
    - a winner set the same ``txn`` appId (or the same metadata domain); a winner that
-     already recorded this app version turns the retry into a no-op;
-   - with ``isolation="Serializable"`` only: a winner added data while this commit
-     removes files (WriteSerializable, the default, lets blind appends pass).
+     already recorded this app version turns the retry into a no-op.
 3. Every ``delta.checkpointInterval`` versions (default 10) a checkpoint is written.
+
+An ``add`` may carry a deletion vector only in a table whose protocol declares
+``deletionVectors``; a new one (not the DV of a live file) only with
+``delta.enableDeletionVectors=true``. ``delta.isolationLevel`` names the table's level
+(``table_isolation``).
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ import time
 import uuid
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from varlake.delta import config
 from varlake.delta import constants as C
@@ -39,6 +49,7 @@ from varlake.delta.actions import (
     Txn,
     action_to_json,
 )
+from varlake.delta.column_mapping import column_mapping, mapping_mode
 from varlake.delta.file_table import encode_key
 from varlake.delta.log_store import LogStore
 from varlake.delta.paths import relative_data_path
@@ -47,11 +58,46 @@ from varlake.delta.replay import replay
 from varlake.delta.schema import parse_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.type_widening import check_schema_change
-from varlake.errors import CommitConflictError, CorruptLogError, InvalidCommitError, UnsupportedFeatureError, VarlakeError
+from varlake.errors import (
+    AppendOnlyTableError,
+    CommitConflictError,
+    ConcurrentAppendError,
+    ConcurrentDeleteDeleteError,
+    ConcurrentDeleteReadError,
+    CorruptLogError,
+    InvalidCommitError,
+    InvalidTablePropertyError,
+    MetadataChangedError,
+    UnsupportedFeatureError,
+    VarlakeError,
+)
 
-__all__ = ["CommitResult", "Isolation", "commit", "serialize_commit"]
+__all__ = ["ISOLATION_PROPERTY", "CommitResult", "Isolation", "ReadSet", "commit", "serialize_commit", "table_isolation"]
 
 Isolation = Literal["WriteSerializable", "Serializable"]
+ISOLATION_PROPERTY = "delta.isolationLevel"
+
+
+def table_isolation(configuration: Mapping[str, str]) -> Isolation:
+    """The table's isolation level (``delta.isolationLevel``, default ``WriteSerializable``)."""
+    text = configuration.get(ISOLATION_PROPERTY)
+    if text is None or text == "WriteSerializable":
+        return "WriteSerializable"
+    if text == "Serializable":
+        return "Serializable"
+    raise InvalidTablePropertyError(
+        f"table property {ISOLATION_PROPERTY}={text!r} must be 'Serializable' or 'WriteSerializable'"
+    )
+
+
+@dataclass(frozen=True)
+class ReadSet:
+    """What a change read before committing: the data files (``add.path`` as logged) and
+    whether a file added concurrently may hold rows its condition matches (``None``: every
+    file may -- the change read the whole table)."""
+
+    paths: frozenset[str]
+    might_match: Callable[[AddFile], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +123,7 @@ class _Intent:
 
     adds: frozenset[str]
     removes: frozenset[str]
+    remove_paths: frozenset[str]
     txns: Mapping[str, int]
     domains: frozenset[str]
     changes_metadata: bool
@@ -120,7 +167,8 @@ def _validate_shape(actions: Sequence[Action]) -> _Intent:
         raise InvalidCommitError("a commit may hold at most one metaData and one protocol action")
     changes = bool(n_meta or n_proto)
     blind = not removes and not changes and all(a.data_change for a in actions if isinstance(a, AddFile))
-    return _Intent(frozenset(adds), frozenset(removes), txns, frozenset(domains), changes, blind)
+    remove_paths = frozenset(a.path for a in actions if isinstance(a, RemoveFile))
+    return _Intent(frozenset(adds), frozenset(removes), remove_paths, txns, frozenset(domains), changes, blind)
 
 
 def _validate_against(snapshot: Snapshot, actions: Sequence[Action], root_location: str) -> tuple[Protocol, Metadata]:
@@ -157,7 +205,7 @@ def _validate_against(snapshot: Snapshot, actions: Sequence[Action], root_locati
                     snapshot.schema, parse_schema(metadata.schema_string, "metaData.schemaString"),
                     widening, f"{snapshot.root}: metaData.schemaString",
                 )
-    partition_cols = set(metadata.partition_columns)
+    partition_cols = _partition_keys(protocol, metadata)
     cfg = metadata.configuration
     for a in actions:
         if isinstance(a, (AddFile, RemoveFile)):
@@ -168,42 +216,100 @@ def _validate_against(snapshot: Snapshot, actions: Sequence[Action], root_locati
             )
         if isinstance(a, RemoveFile) and a.data_change:
             if config.is_true(cfg, C.PROP_APPEND_ONLY):
-                raise InvalidCommitError(f"table is append-only ({C.PROP_APPEND_ONLY}=true): cannot remove {a.path!r}")
+                raise AppendOnlyTableError(f"table is append-only ({C.PROP_APPEND_ONLY}=true): cannot remove {a.path!r}")
             if config.is_true(cfg, C.PROP_ENABLE_CDF):
                 raise UnsupportedFeatureError(
                     f"{snapshot.root}: removing data with change data feed enabled needs cdc files ({C.CHANGE_DATA_FEED})"
                 )
         if isinstance(a, AddFile) and a.deletion_vector is not None:
-            raise UnsupportedFeatureError(f"add {a.path!r}: deletion vectors are not supported ({C.DELETION_VECTORS})")
+            _check_dv_add(a, snapshot, protocol, cfg)
         if isinstance(a, DomainMetadata) and a.domain.startswith("delta."):
             raise InvalidCommitError(f"domain {a.domain!r} is system-controlled and cannot be set by a commit")
     return protocol, metadata
+
+
+def _partition_keys(protocol: Protocol, metadata: Metadata) -> set[str]:
+    """The keys an ``add``'s partition values must have: the partition columns, by their
+    physical names when the table maps columns (PROTOCOL.md "Column Mapping")."""
+    columns = list(metadata.partition_columns)
+    if not columns or mapping_mode(protocol, metadata) == "none":
+        return set(columns)
+    mapping = column_mapping(protocol, metadata, parse_schema(metadata.schema_string, "metaData.schemaString"))
+    return {mapping.physical_name(c) for c in columns} if mapping is not None else set(columns)
+
+
+def _check_dv_add(add: AddFile, snapshot: Snapshot, protocol: Protocol, cfg: Mapping[str, str]) -> None:
+    """An ``add`` with a deletion vector needs the ``deletionVectors`` feature; a new DV
+    (not the one a live file already has) also ``delta.enableDeletionVectors=true``."""
+    declared = (
+        protocol.min_reader_version >= 3
+        and C.DELETION_VECTORS in protocol.reader_feature_set
+        and C.DELETION_VECTORS in protocol.writer_feature_set
+    )
+    if not declared:
+        raise UnsupportedFeatureError(
+            f"add {add.path!r} carries a deletion vector, but the table's protocol does not declare {C.DELETION_VECTORS}"
+        )
+    if not config.is_true(cfg, C.PROP_ENABLE_DELETION_VECTORS) and add.key not in {f.key for f in snapshot.files}:
+        raise InvalidCommitError(
+            f"add {add.path!r}: a new deletion vector needs {C.PROP_ENABLE_DELETION_VECTORS}=true on the table"
+        )
 
 
 def _already_done(app_versions: Mapping[str, int], txns: Mapping[str, int]) -> bool:
     return bool(txns) and all(app_versions.get(app, -1) >= v for app, v in txns.items())
 
 
-def _check_winner(version: int, actions: Sequence[Action], ours: _Intent, isolation: Isolation, where: str) -> bool:
-    """Raise ``CommitConflictError`` if winner ``version`` conflicts; ``True`` if it already did our txn."""
+def _is_blind_append(actions: Sequence[Action]) -> bool:
+    """A winner that only added data files (no remove, no metadata/protocol change) and, when
+    its ``commitInfo`` says so, without reading the table (``isBlindAppend``: an insert-only
+    MERGE read it)."""
+    if any(isinstance(a, (RemoveFile, Metadata, Protocol)) for a in actions):
+        return False
+    infos = [a.values.get("isBlindAppend") for a in actions if isinstance(a, CommitInfo)]
+    return not any(flag is False for flag in infos)
+
+
+def _check_winner(
+    version: int, actions: Sequence[Action], ours: _Intent, isolation: Isolation, where: str, reads: ReadSet | None = None
+) -> bool:
+    """Raise a ``CommitConflictError`` if winner ``version`` conflicts; ``True`` if it already did our txn."""
     done = False
+    winner_blind = _is_blind_append(actions)
     for a in actions:
         if isinstance(a, (Metadata, Protocol)):
-            raise CommitConflictError(
+            raise MetadataChangedError(
                 f"{where}: version {version} changed the table {'metadata' if isinstance(a, Metadata) else 'protocol'} concurrently"
             )
-        if isinstance(a, RemoveFile) and encode_key(*a.key) in ours.removes | ours.adds:
-            raise CommitConflictError(
-                f"{where}: version {version} concurrently removed {a.path!r}, which this commit also changes"
-            )
+        if isinstance(a, RemoveFile):
+            if a.path in ours.remove_paths:
+                raise ConcurrentDeleteDeleteError(
+                    f"{where}: version {version} concurrently removed {a.path!r}, a data file this commit also "
+                    "removes or rewrites (concurrent delete-delete)"
+                )
+            if reads is not None and a.path in reads.paths:
+                raise ConcurrentDeleteReadError(
+                    f"{where}: version {version} concurrently removed {a.path!r}, a data file this change read "
+                    "(concurrent delete-read)"
+                )
+            if encode_key(*a.key) in ours.adds:
+                raise CommitConflictError(
+                    f"{where}: version {version} concurrently removed {a.path!r}, which this commit also changes"
+                )
         if isinstance(a, AddFile):
             key = encode_key(*a.key)
             if key in ours.removes or key in ours.adds:
                 raise CommitConflictError(
                     f"{where}: version {version} concurrently added {a.path!r}, which this commit also changes"
                 )
-            if isolation == "Serializable" and ours.removes and a.data_change:
-                raise CommitConflictError(
+            if a.data_change and reads is not None and (isolation == "Serializable" or not winner_blind):
+                if reads.might_match is None or reads.might_match(a):
+                    raise ConcurrentAppendError(
+                        f"{where}: version {version} concurrently added data file {a.path!r}, which may hold rows "
+                        f"this change's condition matches and it did not read ({isolation}, concurrent append)"
+                    )
+            elif reads is None and isolation == "Serializable" and ours.removes and a.data_change:
+                raise ConcurrentAppendError(
                     f"{where}: version {version} concurrently added data this commit did not read (Serializable)"
                 )
         if isinstance(a, Txn) and a.app_id in ours.txns:
@@ -214,7 +320,7 @@ def _check_winner(version: int, actions: Sequence[Action], ours: _Intent, isolat
         if isinstance(a, DomainMetadata) and a.domain in ours.domains:
             raise CommitConflictError(f"{where}: version {version} concurrently changed domain {a.domain!r}")
     if ours.changes_metadata and actions:
-        raise CommitConflictError(
+        raise MetadataChangedError(
             f"{where}: version {version} was committed while this commit changes metadata/protocol"
         )
     return done
@@ -241,8 +347,10 @@ def commit(
     isolation: Isolation = "WriteSerializable",
     commit_info: Mapping[str, Any] | None = None,
     max_attempts: int = 10_000,
+    reads: ReadSet | None = None,
 ) -> CommitResult:
-    """Commit ``actions`` to the log ``store`` on top of ``read_version`` (latest if ``None``); see module doc."""
+    """Commit ``actions`` to the log ``store`` on top of ``read_version`` (latest if ``None``);
+    ``reads`` is what the change read (for the conflict checks); see module doc."""
     actions = list(actions)
     ours = _validate_shape(actions)
     snapshot = store.snapshot(read_version)
@@ -287,7 +395,7 @@ def commit(
             )
         done = False
         for version, winner_actions in winners:
-            done = _check_winner(version, winner_actions, ours, isolation, store.root) or done
+            done = _check_winner(version, winner_actions, ours, isolation, store.root, reads) or done
         state = replay(state, winners, store.log_dir)
         if done:
             return CommitResult(None, store.adopt_state(state), attempts, noop=True)

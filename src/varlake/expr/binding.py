@@ -14,13 +14,16 @@ from typing import Any
 from varlake.errors import ExpressionError, ExpressionEvaluationError, ExpressionTypeError, UnknownColumnError
 from varlake.expr.casts import can_cast, cast_value, zone
 from varlake.expr.tree import (
+    ARITHMETIC_OPS,
     FLIPPED_OPS,
     AlwaysFalse,
     AlwaysTrue,
     And,
+    Call,
     Cast,
     Column,
     Comparison,
+    Condition,
     In,
     IsNotNull,
     IsNull,
@@ -32,6 +35,7 @@ from varlake.expr.tree import (
     Term,
     VariantGet,
 )
+from varlake.expr.functions import DATE_PARTS, FUNCTIONS, STRING_FUNCTIONS, STRING_TESTS, arithmetic_type, common_type
 from varlake.expr.types import ColumnPath, is_integral, is_numeric, normalize_type
 from varlake.expr.visitors import PredicateVisitor, leaf_terms, visit
 
@@ -51,6 +55,12 @@ def term_type(term: Term) -> str:
         return term.target
     if isinstance(term, Literal):
         return term.dtype
+    if isinstance(term, Call):
+        if term.dtype is None:
+            raise ExpressionTypeError(f"{term} is not bound to a schema")
+        return term.dtype
+    if isinstance(term, Condition):
+        return "boolean"
     raise ExpressionTypeError(f"not a term: {term!r}")
 
 
@@ -100,7 +110,59 @@ class _Binder(PredicateVisitor[Predicate]):
             if isinstance(inner, Literal):
                 return self.cast_literal(inner, target, term.try_)
             return Cast(inner, target, term.try_, self.tz)
+        if isinstance(term, Condition):
+            return Condition(visit(term.predicate, self))
+        if isinstance(term, Call):
+            return self.call(term)
         raise ExpressionTypeError(f"not a term: {term!r}")
+
+    def cast_to(self, term: Term, target: str, where: str) -> Term:
+        """``term`` as a ``target`` value: a literal is cast now, anything else gets a Cast."""
+        source = term_type(term)
+        if source == target:
+            return term
+        if isinstance(term, Literal):
+            return self.cast_literal(term, target)
+        if source == "variant" or not can_cast(source, target):
+            raise ExpressionTypeError(f"{where}: {term} is {source}, which does not convert to {target}")
+        return Cast(term, target, False, self.tz)
+
+    def call(self, node: Call) -> Call:
+        """Bind a function call: its arguments, their implicit casts and its result type."""
+        args = [self.term(a) for a in node.args]
+        name, where = node.name, str(node)
+        if name not in FUNCTIONS:
+            raise ExpressionTypeError(f"{where}: unknown function {name}")
+        if name in ARITHMETIC_OPS:
+            return Call(name, tuple(args), arithmetic_type(name, args[0], args[1], term_type, where))
+        if name in ("negative", "abs"):
+            dtype = term_type(args[0])
+            if not is_numeric(dtype):
+                raise ExpressionTypeError(f"{where}: {args[0]} is {dtype}, not a number")
+            return Call(name, tuple(args), dtype)
+        if name == "length":
+            text = args[0] if term_type(args[0]) == "binary" else self.cast_to(args[0], "string", where)
+            return Call(name, (text,), "integer")
+        if name in STRING_FUNCTIONS or name == "concat":
+            return Call(name, tuple(self.cast_to(a, "string", where) for a in args), "string")
+        if name in STRING_TESTS or name in ("like", "ilike"):
+            return Call(name, tuple(self.cast_to(a, "string", where) for a in args), "boolean")
+        if name == "substring":
+            text = args[0] if term_type(args[0]) == "binary" else self.cast_to(args[0], "string", where)
+            rest = tuple(self.cast_to(a, "integer", where) for a in args[1:])
+            return Call(name, (text, *rest), term_type(text))
+        if name in DATE_PARTS:
+            return Call(name, (self.cast_to(args[0], "date", where),), "integer")
+        if name == "coalesce":
+            dtype = common_type([term_type(a) for a in args], where)
+            return Call(name, tuple(self.cast_to(a, dtype, where) for a in args), dtype)
+        # case: condition, value, ..., else value
+        values = args[1::2] + [args[-1]]
+        dtype = common_type([term_type(v) for v in values], where)
+        out: list[Term] = []
+        for i in range(0, len(args) - 1, 2):
+            out += [args[i], self.cast_to(args[i + 1], dtype, where)]
+        return Call(name, (*out, self.cast_to(args[-1], dtype, where)), dtype)
 
     def cast_literal(self, literal: Literal, target: str, try_: bool = False) -> Literal:
         try:
@@ -119,7 +181,7 @@ class _Binder(PredicateVisitor[Predicate]):
         if literal.value is None or ttype == ltype:
             return term, Literal(literal.value, ttype if literal.value is None else ltype)
         if is_numeric(ttype) and is_numeric(ltype):
-            return term, literal  # Python compares int, Decimal and float exactly
+            return self.coerce_numbers(term, literal)
         if ltype == "string" and ttype != "string":
             return term, self.cast_literal(literal, ttype)
         if ttype == "string" and is_numeric(ltype):
@@ -132,6 +194,19 @@ class _Binder(PredicateVisitor[Predicate]):
                 return Cast(term, ltype, False, self.tz), literal
             return term, self.cast_literal(literal, ttype)
         raise ExpressionTypeError(f"{where}: cannot compare {ttype} with {ltype} literal {literal}")
+
+    def coerce_numbers(self, term: Term, literal: Literal) -> tuple[Term, Literal]:
+        """Spark's (ANSI) numeric widening where it rounds: with a float or double on either
+        side both become DOUBLE (FLOAT only with FLOAT), so ``d = 1.1`` compares ``d`` with
+        the double nearest 1.1; exact numbers compare exactly."""
+        ttype, ltype = term_type(term), literal.dtype
+        floats = ("float", "double")
+        if ttype not in floats and ltype not in floats:
+            return term, literal  # Python compares int and Decimal exactly, as Spark's widening does
+        target = "float" if ttype == ltype == "float" else "double"
+        if ttype != target:
+            term = Cast(term, target, False, self.tz)
+        return term, (literal if ltype == target else self.cast_literal(literal, target))
 
     def unify(self, left: Term, right: Term, where: str) -> tuple[Term, Term]:
         lt, rt = term_type(left), term_type(right)
@@ -197,8 +272,9 @@ class _Binder(PredicateVisitor[Predicate]):
         term = self.term(node.term)
         values: list[Literal] = []
         cast_to: Term | None = None
+        where = str(node)  # once: a long IN list is not printed once per value
         for value in node.values:
-            coerced_term, literal = self.coerce(term, self.term(value), str(node))  # type: ignore[arg-type]
+            coerced_term, literal = self.coerce(term, self.term(value), where)  # type: ignore[arg-type]
             if coerced_term != term:
                 if cast_to is not None and cast_to != coerced_term:
                     raise ExpressionTypeError(f"{node}: IN list mixes types {term_type(cast_to)} and "
@@ -237,6 +313,14 @@ def is_bound(term: Any) -> bool:
         return is_bound(term.column)
     if isinstance(term, Cast):
         return is_bound(term.term)
+    if isinstance(term, Call):
+        return term.dtype is not None and all(is_bound(a) for a in term.args)
+    if isinstance(term, Condition):
+        try:
+            require_bound(term.predicate)
+        except ExpressionError:
+            return False
+        return True
     return isinstance(term, Literal)
 
 

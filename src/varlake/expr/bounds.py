@@ -6,6 +6,12 @@ of the term in the file is ``>= lo`` and ``<= hi`` (None = unknown side).  When
 ``len(hi)`` characters (a string max that may have been truncated without padding).
 Casts map bounds only when the cast is monotone (numeric widening/narrowing, identity);
 any other cast, e.g. string -> bigint, gives no bounds at all.
+
+Float and double bounds describe the non-NaN values only. Spark orders NaN above every
+number (and ``NaN = NaN``), and writers disagree on where a NaN goes: Delta on Spark
+sorts it in (a file holding one has max NaN), Parquet-derived stats (delta-rs, pyarrow)
+leave it out (a file holding one may have max 5.0). So a NaN bound is dropped, and
+whether a file holds a NaN at all is a separate proof (:func:`nan_free`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ NullFn = Callable[[FileStats], bool]
 
 _NO_BOUNDS: Bounds = (None, None, False)
 _NUMERIC = (TypeFamily.EXACT_NUMERIC, TypeFamily.DOUBLE, TypeFamily.FLOAT)
+_FLOATS = (TypeFamily.DOUBLE, TypeFamily.FLOAT)
+_FLOAT_TYPES = ("double", "float")
 _TIMESTAMPS = (TypeFamily.TIMESTAMP, TypeFamily.TIMESTAMP_NTZ)
 #: Delta truncates timestamp statistics down to milliseconds; the true max may be 999us later.
 _TIMESTAMP_SLACK = dt.timedelta(microseconds=999)
@@ -102,10 +110,19 @@ def _shaped(lo: Any, hi: Any, family: TypeFamily | None) -> Bounds:
     return lo, hi, prefix
 
 
+def _number(value: Any) -> Any:
+    """A float/double bound, or None when it is NaN or not a number at all."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return value
+
+
 def column_bounds(column: Column) -> BoundsFn:
     key, family = column.path, family_of(term_type(column))
     if family is None:
         return lambda stats: _NO_BOUNDS
+    if family in _FLOATS:
+        return lambda stats: (_number(stats.min_values.get(key)), _number(stats.max_values.get(key)), False)
     if family in _TIMESTAMPS or family in (TypeFamily.STRING, TypeFamily.BINARY):
         return lambda stats: _shaped(stats.min_values.get(key), stats.max_values.get(key), family)
     return lambda stats: (stats.min_values.get(key), stats.max_values.get(key), False)
@@ -187,3 +204,59 @@ def no_null(term: Term) -> NullFn:
     if isinstance(term, Cast) and not term.try_:
         return no_null(term.term)  # an ANSI cast gives a value or an error, never NULL
     return lambda stats: False
+
+
+def _always(stats: FileStats) -> bool:
+    return True
+
+
+def _never(stats: FileStats) -> bool:
+    return False
+
+
+def _column_nan_free(path: tuple[str, ...]) -> NullFn:
+    def proof(stats: FileStats) -> bool:
+        records, nulls = stats.num_records, stats.null_count.get(path)
+        if records is None or nulls is None:
+            return False
+        live = records - nulls
+        if live <= 0:
+            return True  # every value is NULL
+        if live == 1:  # the one value is the file's min and max, under either convention
+            return _number(stats.min_values.get(path)) is not None or _number(stats.max_values.get(path)) is not None
+        return False
+
+    return proof
+
+
+def _variant_nan_free(term: VariantGet) -> NullFn:
+    """Delta writes no per-path bounds for a path holding a NaN (its footer stats have
+    none), so numeric bounds on both sides prove the path NaN-free."""
+    key = (term.column.path, term.path)
+    numeric = (TypeFamily.EXACT_NUMERIC, *_FLOATS)
+
+    def proof(stats: FileStats) -> bool:
+        low, high = stats.variant_min.get(key), stats.variant_max.get(key)
+        return low is not None and high is not None and low[1] in numeric and high[1] in numeric
+
+    return proof
+
+
+def nan_free(term: Term) -> NullFn:
+    """Proof that no value of the term in the file is NaN (always true unless it is a float
+    or double). Neither a finite max (a Parquet-derived max leaves NaN out) nor anything
+    else in per-column stats proves it in general; it is proven when the file holds at
+    most one non-NULL value and a non-NaN bound names it."""
+    if term_type(term) not in _FLOAT_TYPES:
+        return _always
+    if isinstance(term, Column):
+        return _column_nan_free(term.path)
+    if isinstance(term, VariantGet):
+        return _variant_nan_free(term)
+    if isinstance(term, Cast):
+        source = term_type(term.term)
+        if is_integral(source) or decimal_params(source) is not None or source == "boolean":
+            return _always  # exact numbers never become NaN
+        if source in _FLOAT_TYPES:
+            return nan_free(term.term)
+    return _never

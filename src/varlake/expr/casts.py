@@ -39,6 +39,7 @@ from varlake.semantics.numbers import (
     to_float32,
 )
 from varlake.semantics.string_casts import decimal_fit, parse_decimal, parse_double, parse_integer, string_to_boolean
+from varlake.semantics.utf8 import java_utf8_decode
 from varlake.semantics.zones import instant_to_local, local_to_instant, resolve_zone
 
 UTC = dt.timezone.utc
@@ -255,7 +256,7 @@ def _to_string(value: Any, source: str, tz: dt.tzinfo) -> str:
     if isinstance(value, Decimal):
         return decimal_plain_text(value)
     if source == "binary":
-        return bytes(value).decode("utf-8", errors="replace")
+        return java_utf8_decode(bytes(value))
     if source == "timestamp":
         return timestamp_text(micros_of_datetime(_aware(value)), tz)
     if source == "timestamp_ntz":

@@ -5,6 +5,12 @@ ROWS_CANNOT_MATCH only on proof from bounds (``bounds.py``) or null counts; any
 exception on odd statistics is caught and answered with ROWS_MIGHT_MATCH.  Comparisons
 with a NaN anywhere are False in Python, and a rule only concludes on a True comparison,
 so NaN bounds or literals never prune.
+
+Float bounds cover the non-NaN values only (``bounds.py``). In Spark a NaN is above every
+number and equal to itself, so a NaN row makes ``x > c``, ``x >= c``, ``x <> c`` and
+``x NOT IN (...)`` TRUE and ``x < c``, ``x <= c``, ``x = c``, ``x IN (...)`` (non-NaN
+``c``) FALSE: the first kind prunes on the max only with a proof that the file holds no
+NaN (``nan_free``); the second kind prunes on bounds alone.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any
 
-from varlake.expr.bounds import all_null, term_bounds
+from varlake.expr.bounds import all_null, nan_free, term_bounds
 from varlake.expr.stats import FileStats
 from varlake.expr.tree import Comparison, Literal, Term
 
@@ -29,6 +35,10 @@ def might(stats: FileStats) -> bool:
 
 def cannot(stats: FileStats) -> bool:
     return ROWS_CANNOT_MATCH
+
+
+def _proven(stats: FileStats) -> bool:
+    return True
 
 
 def guarded(check: FileFn) -> FileFn:
@@ -93,12 +103,14 @@ class Interval:
             except TypeError:
                 pass
         lower_prefix = lower if isinstance(lower, (str, bytes)) else None
+        # A NaN row fails any upper bound, and passes any lower one (NaN > every number).
+        no_nan = nan_free(self.term) if upper is None else None
 
         def check(stats: FileStats) -> bool:
             lo, hi, hi_prefix = bounds(stats)
             if upper is not None and lo is not None and (upper < lo or (upper == lo and not upper_inc)):
                 return ROWS_CANNOT_MATCH
-            if lower is not None and hi is not None:
+            if lower is not None and hi is not None and (no_nan is None or no_nan(stats)):
                 if hi_prefix:
                     if lower_prefix is not None and lower_prefix[: len(hi)] > hi:
                         return ROWS_CANNOT_MATCH
@@ -129,11 +141,11 @@ def nulls_only(*terms: Term) -> FileFn:
 
 
 def not_equal(term: Term, value: Any) -> FileFn:
-    bounds, null = term_bounds(term), all_null(term)
+    bounds, null, no_nan = term_bounds(term), all_null(term), nan_free(term)
 
     def check(stats: FileStats) -> bool:
         lo, hi, hi_prefix = bounds(stats)
-        if not hi_prefix and lo is not None and hi is not None and lo == value and hi == value:
+        if not hi_prefix and lo is not None and hi is not None and lo == value and hi == value and no_nan(stats):
             return ROWS_CANNOT_MATCH  # every value equals the literal
         return not null(stats)
 
@@ -169,10 +181,12 @@ def in_list(term: Term, values: list[Any]) -> FileFn:
 
 def not_in_list(term: Term, values: list[Any]) -> FileFn:
     bounds, null = term_bounds(term), all_null(term)
+    # A NaN row passes NOT IN unless the list holds a NaN too (NaN = NaN in Spark).
+    no_nan = _proven if any(is_nan(v) for v in values) else nan_free(term)
 
     def check(stats: FileStats) -> bool:
         lo, hi, hi_prefix = bounds(stats)
-        if not hi_prefix and lo is not None and lo == hi and any(lo == v for v in values):
+        if not hi_prefix and lo is not None and lo == hi and any(lo == v for v in values) and no_nan(stats):
             return ROWS_CANNOT_MATCH  # the only value in the file is excluded
         return not null(stats)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from varlake.expr.binding import term_type
 from varlake.expr.stats import FileStats
-from varlake.expr.tree import Cast, Column, Literal, Predicate, Term, VariantGet
+from varlake.expr.tree import Call, Cast, Column, Condition, Literal, Predicate, Term, VariantGet
 from varlake.expr.types import INTEGRAL_TYPES, TypeFamily, decimal_params, family_of, is_integral, is_numeric
 from varlake.expr.visitors import PredicateVisitor, leaf_terms, visit
 
@@ -35,8 +35,21 @@ _SAME_FAMILY_SAFE = frozenset(
 )
 
 
+#: Calls that never raise under ANSI (others: overflow, division by zero, a bad LIKE pattern).
+_SAFE_CALLS = frozenset({"length", "lower", "upper", "trim", "ltrim", "rtrim", "substring", "concat", "coalesce",
+                         "case", "startswith", "endswith", "contains", "year", "month", "day"})
+
+
+def _may_raise(term: Call) -> bool:
+    if term.name in _SAFE_CALLS:
+        return False
+    floating = term.dtype in ("float", "double")
+    return not (floating and term.name in ("+", "-", "*", "negative", "abs"))
+
+
 class _RaisingTerms(PredicateVisitor[list]):
-    """Every term of a bound predicate that might raise: non-try casts and ``variant_get``s."""
+    """Every term of a bound predicate that might raise: non-try casts, ``variant_get``s and
+    function calls that can fail (arithmetic, LIKE); statistics never prove a call safe."""
 
     def visit_true(self) -> list:
         return []
@@ -62,6 +75,12 @@ class _RaisingTerms(PredicateVisitor[list]):
                 if not term.try_:
                     out.append(term)
                 stack.append(term.term)
+            elif isinstance(term, Call):
+                if _may_raise(term):
+                    out.append(term)
+                stack.extend(term.args)
+            elif isinstance(term, Condition):
+                out.extend(visit(term.predicate, _RaisingTerms()))
         return out
 
     visit_is_null = visit_is_not_null = visit_comparison = visit_in = visit_not_in = _leaf  # type: ignore[assignment]
@@ -177,7 +196,7 @@ def cast_proofs(predicate: Predicate) -> tuple[tuple[Term, Proof], ...]:
     """Each term of ``possibly_raising_terms`` with the statistics check proving it safe on a
     file (compiled once; evaluate per file)."""
     return tuple(
-        (t, _variant_get_proof(t) if isinstance(t, VariantGet) else _cast_proof(t))  # type: ignore[arg-type]
+        (t, _variant_get_proof(t) if isinstance(t, VariantGet) else _cast_proof(t) if isinstance(t, Cast) else _never)
         for t in possibly_raising_terms(predicate)
     )
 

@@ -18,7 +18,22 @@ from typing import Any
 from varlake.errors import ExpressionError, ExpressionEvaluationError, VarlakeError
 from varlake.expr.binding import require_bound, term_type
 from varlake.expr.casts import cast_value
-from varlake.expr.tree import Cast, Column, Comparison, In, IsNotNull, IsNull, Literal, NotIn, Predicate, Term, VariantGet
+from varlake.expr.functions import strict_function
+from varlake.expr.tree import (
+    Call,
+    Cast,
+    Column,
+    Comparison,
+    Condition,
+    In,
+    IsNotNull,
+    IsNull,
+    Literal,
+    NotIn,
+    Predicate,
+    Term,
+    VariantGet,
+)
 from varlake.expr.visitors import PredicateVisitor, visit
 
 Row = Mapping[str, Any]
@@ -60,8 +75,9 @@ def compare_values(op: str, left: Any, right: Any, nan_aware: bool = True) -> bo
 
 
 class _TermCompiler:
-    def __init__(self, variant_get: VariantGetFn | None) -> None:
+    def __init__(self, variant_get: VariantGetFn | None, predicates: _RowCompiler | None = None) -> None:
         self.variant_get = variant_get
+        self.predicates = predicates
 
     def compile(self, term: Term) -> RowFn:
         if isinstance(term, Literal):
@@ -73,7 +89,58 @@ class _TermCompiler:
             return self._variant(term)
         if isinstance(term, Cast):
             return self._cast(term)
+        if isinstance(term, Call):
+            return self._call(term)
+        if isinstance(term, Condition):
+            if self.predicates is None:
+                raise ExpressionError(f"cannot evaluate {term} here")
+            return visit(term.predicate, self.predicates)
         raise ExpressionError(f"cannot evaluate term {term!r}")
+
+    def _call(self, term: Call) -> RowFn:
+        args = [self.compile(a) for a in term.args]
+        if term.name == "coalesce":  # lazy: later arguments are not evaluated
+            def first(row: Row) -> Any:
+                for arg in args:
+                    value = arg(row)
+                    if value is not None:
+                        return value
+                return None
+
+            return first
+        if term.name == "case":  # lazy: only the branch taken is evaluated
+            whens, default = list(zip(args[0:-1:2], args[1:-1:2])), args[-1]
+
+            def case(row: Row) -> Any:
+                for condition, value in whens:
+                    if condition(row) is True:
+                        return value(row)
+                return default(row)
+
+            return case
+        fn = strict_function(term)
+        if len(args) == 1:
+            only = args[0]
+
+            def unary(row: Row) -> Any:
+                value = only(row)
+                return None if value is None else fn(value)
+
+            return unary
+
+        def strict(row: Row) -> Any:
+            values = []
+            for arg in args:  # Spark stops at the first NULL argument
+                value = arg(row)
+                if value is None:
+                    return None
+                values.append(value)
+            try:
+                return fn(*values)
+            except TypeError as exc:
+                raise ExpressionEvaluationError(f"{term}: {exc}") from exc
+
+        return strict
 
     def _variant(self, term: VariantGet) -> RowFn:
         if self.variant_get is None:
@@ -129,7 +196,7 @@ def _has_float(*terms: Term) -> bool:
 
 class _RowCompiler(PredicateVisitor[RowFn]):
     def __init__(self, variant_get: VariantGetFn | None) -> None:
-        self.terms = _TermCompiler(variant_get)
+        self.terms = _TermCompiler(variant_get, self)
 
     def visit_true(self) -> RowFn:
         return lambda row: True

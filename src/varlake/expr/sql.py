@@ -26,9 +26,12 @@ from varlake.expr.tree import (
     AlwaysFalse,
     AlwaysTrue,
     And,
+    Call,
     Column,
     Comparison,
+    Condition,
     In,
+    IsNotNull,
     IsNull,
     Literal,
     Not,
@@ -51,6 +54,17 @@ _COMPARISONS: dict[type[exp.Expression], str] = {
     exp.NullSafeEQ: "<=>",
 }
 _VARIANT_GET = {"variant_get": False, "try_variant_get": True}
+_ARITHMETIC: dict[type[exp.Expression], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+_UNARY: dict[type[exp.Expression], str] = {
+    exp.Length: "length", exp.Lower: "lower", exp.Upper: "upper", exp.Abs: "abs",
+    exp.Year: "year", exp.Month: "month", exp.Day: "day", exp.DayOfMonth: "day",
+}
+_STRING_TESTS: dict[type[exp.Expression], str] = {exp.StartsWith: "startswith", exp.EndsWith: "endswith",
+                                                  exp.Contains: "contains"}
+#: Nodes that are predicates wherever they appear (as a value they become a ``Condition``).
+_PREDICATE_NODES = (exp.And, exp.Or, exp.Not, exp.Boolean, exp.Is, exp.In, exp.Between, exp.NullSafeNEQ,
+                    *_COMPARISONS)
+_TRUE = Literal(True, "boolean")
 
 
 def parse_predicate(text: str) -> Predicate:
@@ -121,9 +135,15 @@ def _predicate(node: exp.Expression) -> Predicate:
     if isinstance(node, exp.Between):
         term = _term(node.this)
         return And(Comparison(">=", term, _term(node.args["low"])), Comparison("<=", term, _term(node.args["high"])))
-    if isinstance(node, (exp.Column, exp.Dot, exp.Cast, exp.JSONExtract, exp.Anonymous)):
-        return Comparison("=", _term(node), Literal(True, "boolean"))  # WHERE flag: TRUE iff flag is TRUE
-    raise _unsupported("predicate", node)
+    if isinstance(node, (exp.Like, exp.ILike, exp.Escape)):
+        like = Comparison("=", _like(node), _TRUE)
+        negated = (node.this if isinstance(node, exp.Escape) else node).args.get("negate")
+        return Not(like) if negated else like
+    if isinstance(node, exp.Anonymous) and str(node.this).lower() in ("isnull", "isnotnull") and len(node.expressions) == 1:
+        term = _term(node.expressions[0])
+        return IsNull(term) if str(node.this).lower() == "isnull" else IsNotNull(term)
+    # WHERE flag, WHERE CASE ... END, WHERE startswith(s, 'a'): TRUE iff the value is TRUE
+    return Comparison("=", _term(node), _TRUE)
 
 
 def _is(node: exp.Is) -> Predicate:
@@ -160,8 +180,17 @@ def _term(node: exp.Expression) -> Term:
         if not isinstance(base, Column) or not isinstance(node.expression, exp.Identifier):
             raise _unsupported("field access", node)
         return Column((*base.path, node.expression.name))
+    if isinstance(node, exp.Neg) and not (isinstance(node.this, exp.Literal) and not node.this.is_string):
+        return Call("negative", (_term(node.this),))
+    if isinstance(node, exp.Concat) and not all(isinstance(p, exp.Literal) and p.is_string for p in node.expressions):
+        return Call("concat", tuple(_term(p) for p in node.expressions))
     if isinstance(node, (exp.Literal, exp.Boolean, exp.Null, exp.Neg, exp.HexString, exp.Concat)):
         return _literal(node)
+    call = _call(node)
+    if call is not None:
+        return call
+    if isinstance(node, _PREDICATE_NODES) or isinstance(node, (exp.Like, exp.ILike, exp.Escape)):
+        return Condition(_predicate(node))
     if isinstance(node, exp.Cast):
         target = normalize_type(node.to.sql(dialect="spark"))
         try_ = isinstance(node, exp.TryCast) or bool(node.args.get("safe"))
@@ -259,3 +288,61 @@ def _string_arg(node: exp.Expression, call: exp.Expression) -> Any:
     if isinstance(node, exp.Literal) and node.is_string:
         return str(node.this)
     raise _unsupported("non-literal variant_get argument", call)
+
+
+def _call(node: exp.Expression) -> Term | None:
+    """A scalar function or operator node as a ``Call``; None if the node is not one."""
+    op = _ARITHMETIC.get(type(node))
+    if op is not None:
+        return Call(op, (_term(node.this), _term(node.expression)))
+    name = _UNARY.get(type(node))
+    if name is not None:
+        inner = node.this.this if isinstance(node.this, exp.TsOrDsToDate) else node.this
+        return Call(name, (_term(inner),))
+    name = _STRING_TESTS.get(type(node))
+    if name is not None:
+        return Call(name, (_term(node.this), _term(node.expression)))
+    if isinstance(node, exp.DPipe):
+        return Call("concat", (_term(node.this), _term(node.expression)))
+    if isinstance(node, exp.Coalesce):
+        return Call("coalesce", tuple(_term(a) for a in (node.this, *node.expressions)))
+    if isinstance(node, exp.Trim):
+        if node.args.get("expression") is not None or node.args.get("collation") is not None:
+            raise _unsupported("trim of characters other than spaces", node)
+        position = str(node.args.get("position") or "BOTH").upper()
+        return Call({"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim"), (_term(node.this),))
+    if isinstance(node, exp.Substring):
+        args = [node.this, node.args.get("start"), node.args.get("length")]
+        return Call("substring", tuple(_term(a) for a in args if a is not None))
+    if isinstance(node, (exp.Like, exp.ILike, exp.Escape)):
+        return Condition(_predicate(node))
+    if isinstance(node, exp.Case):
+        base = node.args.get("this")
+        parts: list[Term] = []
+        for branch in node.args.get("ifs") or []:
+            if base is not None:
+                condition: Predicate = Comparison("=", _term(base), _term(branch.this))
+            else:
+                condition = _predicate(branch.this)
+            parts += [Condition(condition), _term(branch.args["true"])]
+        default = node.args.get("default")
+        return Call("case", (*parts, _term(default) if default is not None else Literal(None, "void")))
+    if isinstance(node, exp.If):
+        otherwise = node.args.get("false")
+        return Call("case", (Condition(_predicate(node.this)), _term(node.args["true"]),
+                             _term(otherwise) if otherwise is not None else Literal(None, "void")))
+    if isinstance(node, exp.Nullif):
+        value = _term(node.this)
+        return Call("case", (Condition(Comparison("=", value, _term(node.expression))), Literal(None, "void"), value))
+    return None
+
+
+def _like(node: exp.Expression) -> Call:
+    escape: Term = Literal("\\", "string")
+    if isinstance(node, exp.Escape):
+        escape = _term(node.expression)
+        node = node.this
+    if not isinstance(node, (exp.Like, exp.ILike)):
+        raise _unsupported("ESCAPE", node)
+    name = "ilike" if isinstance(node, exp.ILike) else "like"
+    return Call(name, (_term(node.this), _term(node.expression), escape))

@@ -131,6 +131,46 @@ class Literal(Term):
         return literal_sql(self.value, self.dtype)
 
 
+#: Binary operators of ``Call`` (their SQL spelling is infix).
+ARITHMETIC_OPS = frozenset({"+", "-", "*", "/", "%"})
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Term):
+    """A scalar operator or function on terms, as in CHECK constraints: arithmetic
+    (``+ - * / %``, ``negative``, ``abs``), ``length``, ``lower``, ``upper``, ``trim``,
+    ``ltrim``, ``rtrim``, ``substring``, ``concat``, ``coalesce``, ``case`` (args: condition,
+    value, ..., else), ``like`` / ``ilike`` (args: text, pattern, escape), ``startswith``,
+    ``endswith``, ``contains``, ``year``, ``month``, ``day``. ``dtype`` is set by binding."""
+
+    name: str
+    args: tuple[Term, ...]
+    dtype: str | None = None
+
+    def __str__(self) -> str:
+        args = self.args
+        if self.name in ARITHMETIC_OPS:
+            return f"({args[0]} {self.name} {args[1]})"
+        if self.name == "negative":
+            return f"(- {args[0]})"
+        if self.name == "case":
+            whens = " ".join(f"WHEN {args[i]} THEN {args[i + 1]}" for i in range(0, len(args) - 1, 2))
+            return f"CASE {whens} ELSE {args[-1]} END"
+        if self.name in ("like", "ilike"):
+            return f"({args[0]} {self.name.upper()} {args[1]} ESCAPE {args[2]})"
+        return f"{self.name}({', '.join(map(str, args))})"
+
+
+@dataclass(frozen=True, slots=True)
+class Condition(Term):
+    """A predicate used as a BOOLEAN value (a CASE condition, ``(a > 0) = (b > 0)``)."""
+
+    predicate: Predicate
+
+    def __str__(self) -> str:
+        return str(self.predicate)
+
+
 class Predicate:
     """Something that yields TRUE / FALSE / NULL per row."""
 

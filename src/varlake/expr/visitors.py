@@ -18,9 +18,11 @@ from varlake.expr.tree import (
     AlwaysFalse,
     AlwaysTrue,
     And,
+    Call,
     Cast,
     Column,
     Comparison,
+    Condition,
     In,
     IsNotNull,
     IsNull,
@@ -194,6 +196,10 @@ def term_columns(term: Term) -> list[Column]:
         return [term.column]
     if isinstance(term, Cast):
         return term_columns(term.term)
+    if isinstance(term, Call):
+        return [c for arg in term.args for c in term_columns(arg)]
+    if isinstance(term, Condition):
+        return sorted(referenced_columns(term.predicate), key=lambda c: c.path)
     return []
 
 

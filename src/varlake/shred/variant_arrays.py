@@ -19,15 +19,20 @@ callers work batch by batch (Parquet row groups) to stay below 2 GiB per array.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from varlake.errors import InvalidShreddedLayoutError
+from varlake.variant import Variant
 from varlake.shred.layout import LeafKind, PrimitiveLayout
 
 __all__ = [
     "as_binary",
+    "variant_array",
     "binary_lengths",
     "first_bytes",
     "pack_arrays",
@@ -433,3 +438,31 @@ def pack_objects(
         keep = pa.array(present, pa.bool_())
         parts.append(pc.if_else(keep, enc.fill_null(b""), pa.scalar(b"", pa.binary())))
     return _join(parts)
+
+
+def variant_array(values: Sequence[Any]) -> pa.StructArray:
+    """Values as the unshredded Arrow ``struct<metadata, value>`` of Variants: a ``Variant``,
+    a ``{"metadata", "value"}`` mapping of its bytes, any other Python value (encoded with
+    ``Variant.from_python``), or None (a NULL struct)."""
+    metas: list[bytes] = []
+    vals: list[bytes] = []
+    mask: list[bool] = []
+    for v in values:
+        if v is None:
+            metas.append(b"\x01\x00\x00")
+            vals.append(b"\x00")
+            mask.append(True)
+            continue
+        if isinstance(v, Mapping) and set(v) == {"metadata", "value"}:
+            metas.append(v["metadata"])
+            vals.append(v["value"])
+        else:
+            variant = v if isinstance(v, Variant) else Variant.from_python(v)
+            metas.append(variant.metadata)
+            vals.append(variant.value)
+        mask.append(False)
+    fields = [pa.field("metadata", pa.binary(), nullable=False), pa.field("value", pa.binary(), nullable=False)]
+    return pa.StructArray.from_arrays(
+        [pa.array(metas, pa.binary()), pa.array(vals, pa.binary())], fields=fields, mask=pa.array(mask, pa.bool_())
+    )
+

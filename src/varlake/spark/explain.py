@@ -90,6 +90,16 @@ def _table_lines(name: str, plan: TablePlan, prepared: PreparedQuery) -> list[st
         lines.append("  Variant columns read whole: " + "; ".join(usage.reasons))
     elif plan.uses:
         lines.append("  Variant paths used: " + "; ".join(str(u) for u in plan.uses))
+    mapping = plan.scan.column_mapping
+    if mapping is not None:
+        how = "Parquet field id" if mapping.mode == "id" else "physical name"
+        lines.append(f"  column mapping: {mapping.mode} mode (data files read by {how})")
+    with_dv = [t for t in plan.read_tasks if t.deletion_vector is not None]
+    if with_dv:
+        lines.append(
+            f"  deletion vectors: {len(with_dv)} file(s); their deleted rows are filtered by row index "
+            "before any expression of the query"
+        )
     lines.append(f"  file groups: {len(plan.groups)}")
     lines += [_group_line(g) for g in plan.groups]
     return lines

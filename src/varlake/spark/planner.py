@@ -43,6 +43,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
+import pyarrow as pa
+
+from varlake.delta.column_mapping import ID_KEY, PARQUET_FIELD_ID, ColumnMapping
 from varlake.delta.schema import ArrayType, DataType, PrimitiveType, StructField, StructType, VariantType
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import ExpressionError, VariantError
@@ -62,6 +65,7 @@ __all__ = [
     "FileGroup",
     "PathUse",
     "TablePlan",
+    "file_column",
     "is_nested",
     "leaf_serves",
     "nested_target",
@@ -441,12 +445,40 @@ def plan_table(
     path and partition values (a task's deletion vector goes with it: ``reader`` applies it)."""
     scan = plan_scan(snapshot, table.log.root_location, filter, session_tz)
     used = tuple(dict.fromkeys(uses)) if not whole_variant else ()
-    groups = _group(table, scan.tasks, used, scan.partition_columns)
+    groups = _group(table, scan.tasks, used, scan.partition_columns, scan.column_mapping)
     return TablePlan(name, table, scan, used, whole_variant, groups)
 
 
+def file_column(layout: FileLayout, column: tuple[str, ...], mapping: ColumnMapping | None) -> tuple[str, ...] | None:
+    """The names a data file gives a column (a path through structs) of the table: its
+    physical names in ``name`` mode, the names of the fields holding its field ids in ``id``
+    mode (None if the file lacks one), the display names without column mapping."""
+    if mapping is None:
+        return column
+    if mapping.mode != "id":
+        return mapping.physical_path(column)
+    names: list[str] = []
+    dtype: DataType = mapping.schema
+    fields = list(layout.schema)
+    for name in column:
+        assert isinstance(dtype, StructType)
+        f = dtype.field(name)
+        wanted = str(f.metadata.get(ID_KEY)).encode()
+        found = [x for x in fields if x.metadata is not None and x.metadata.get(PARQUET_FIELD_ID) == wanted]
+        if len(found) != 1:
+            return None
+        names.append(found[0].name)
+        dtype = f.type
+        fields = list(found[0].type) if pa.types.is_struct(found[0].type) else []
+    return tuple(names)
+
+
 def _group(
-    table: Table, tasks: Sequence[ScanTask], uses: tuple[PathUse, ...], partition_columns: Sequence[str]
+    table: Table,
+    tasks: Sequence[ScanTask],
+    uses: tuple[PathUse, ...],
+    partition_columns: Sequence[str],
+    mapping: ColumnMapping | None = None,
 ) -> tuple[FileGroup, ...]:
     buckets: dict[tuple, list[ScanTask]] = {}
     for task in tasks:
@@ -456,7 +488,9 @@ def _group(
             layout = file_layout(table.storage, f"{table.path}/{task.relative_path}")
             found = []
             for use in uses:
-                leaf = serving(layout, use)
+                # footer facts are looked up under the file's own names of the Variant column
+                column = file_column(layout, use.column, mapping)
+                leaf = serving(layout, replace(use, column=column)) if column is not None else None
                 if leaf is None:
                     break
                 found.append((use, leaf))

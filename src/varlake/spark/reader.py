@@ -15,7 +15,11 @@ groups. So each table of a query becomes a view that is the union of
   (``variant`` types): derived columns are NULL there, and the query's own expressions
   compute the values (``sql.rewrite`` routes each use through ``IF(__vl_shredded, ...)``);
 
-plus the partition columns as literals. The reads are built in a clone of the caller's
+plus the partition columns as literals. Files with deletion vectors are read with their
+deletion test as a filter right above the scan, ahead of every expression of the query
+(``deleted_rows``); column-mapped tables are read under physical names, or in ``id``
+mode by Parquet field id (``_mapped_reads``), Variant paths pruned as on other tables.
+The reads are built in a clone of the caller's
 session with the annotation conf on, and shared by later queries over the same files as
 global temporary views (``SharedReads``). The query itself runs in the caller's session,
 naming those global views directly, so the caller's current confs, temporary views and
@@ -37,10 +41,11 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
-from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructType
+from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructField, StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import TableError
 from varlake.semantics.types import backquote
+from varlake.spark.deleted_rows import DeletedRows, keep_sql
 from varlake.spark.planner import (
     ISNULL,
     FileGroup,
@@ -181,18 +186,19 @@ def _spark_type_sql(dtype: DataType) -> str:
     return "VARIANT"
 
 
-def _node_sql(use: PathUse) -> str:
-    """SQL for the shredded ``value``/``typed_value`` group at a use's path (struct read)."""
-    expr = ".".join(backquote(name) for name in use.column)
+def _node_sql(use: PathUse, column: tuple[str, ...] | None = None) -> str:
+    """SQL for the shredded ``value``/``typed_value`` group at a use's path (struct read);
+    ``column``: the names the read gives the Variant column (column mapping), if not its own."""
+    expr = ".".join(backquote(name) for name in (column or use.column))
     for segment in use.segments:
         expr += ".typed_value"
         expr = f"get({expr}, {segment})" if isinstance(segment, int) else f"{expr}.{backquote(segment)}"
     return expr
 
 
-def _leaf_sql(use: PathUse) -> str:
+def _leaf_sql(use: PathUse, column: tuple[str, ...] | None = None) -> str:
     """SQL for a use's typed leaf inside its struct-read Variant column."""
-    return f"{_node_sql(use)}.typed_value"
+    return f"{_node_sql(use, column)}.typed_value"
 
 
 def _rebuild_sql(node: str, target: DataType, shape: DataType, depth: int = 0) -> str:
@@ -219,14 +225,14 @@ def _rebuild_sql(node: str, target: DataType, shape: DataType, depth: int = 0) -
     raise TableError(f"cannot read {shape!r} as {target!r}: the planner chose a shape that does not fit")
 
 
-def _derived_sql(use: PathUse, leaf: str) -> str:
+def _derived_sql(use: PathUse, leaf: str, column: tuple[str, ...] | None = None) -> str:
     """A shredded group's value of a use: its leaf (or rebuilt subtree) as the target type."""
     if use.target == ISNULL:
-        return f"({_leaf_sql(use)} IS NULL)"
+        return f"({_leaf_sql(use, column)} IS NULL)"
     if not is_nested(use.target):
-        return f"CAST({_leaf_sql(use)} AS {_target_sql(use)})"
+        return f"CAST({_leaf_sql(use, column)} AS {_target_sql(use)})"
     # the outer CAST only fixes nullability flags, so the type is exactly variant_get's
-    return f"CAST({_rebuild_sql(_node_sql(use), target_type(use.target), target_type(leaf))} AS {_target_sql(use)})"
+    return f"CAST({_rebuild_sql(_node_sql(use, column), target_type(use.target), target_type(leaf))} AS {_target_sql(use)})"
 
 
 def _insert_shape(level: dict[str, Any], dtype: DataType) -> None:
@@ -296,100 +302,212 @@ def _target_sql(use: PathUse) -> str:
     return _spark_type_sql(target_type(use.target)) if is_nested(use.target) else _type_sql(use.target)
 
 
-def _shredded_field(field: Any, path: tuple[str, ...], leaves: Mapping[PathUse, str]) -> tuple[Any | None, str]:
+def _shredded_field(
+    field: Any, path: tuple[str, ...], leaves: Mapping[PathUse, str], read_path: tuple[str, ...] | None = None, logical: Any = None
+) -> tuple[Any | None, str]:
     """For a shredded group: how to read a column (None: not at all) and the SQL giving its value.
 
     Used Variants become their leaf structs (and NULL in the view); structs holding them are
     rebuilt field by field (NULL where the struct is NULL); anything else is read as declared.
+    ``field`` is the field as read, ``path`` its path in the table (what uses name);
+    with column mapping ``read_path`` is the path of read names and ``logical`` the
+    table's own field (whose struct fields pair with ``field``'s in order).
     """
     from pyspark.sql.types import StructField
     from pyspark.sql.types import StructType as SparkStruct
     from pyspark.sql.types import VariantType as SparkVariant
 
-    ref = ".".join(backquote(p) for p in path)
+    read_path = read_path if read_path is not None else path
+    logical = logical if logical is not None else field
+    ref = ".".join(backquote(p) for p in read_path)
     used = {use.column for use in leaves}
     if path in used:
-        return StructField(field.name, _leaf_schema(leaves, path), True), "CAST(NULL AS VARIANT)"
+        return StructField(field.name, _leaf_schema(leaves, path), True, field.metadata), "CAST(NULL AS VARIANT)"
     if isinstance(field.dataType, SparkVariant) and len(path) == 1:
         return None, "CAST(NULL AS VARIANT)"  # not used by the query: not read
     if isinstance(field.dataType, SparkStruct) and any(c[: len(path)] == path for c in used):
         read, parts = [], []
-        for sub in field.dataType.fields:
-            sub_read, sub_sql = _shredded_field(sub, (*path, sub.name), leaves)
+        for sub, sub_logical in zip(field.dataType.fields, logical.dataType.fields):
+            sub_read, sub_sql = _shredded_field(sub, (*path, sub_logical.name), leaves, (*read_path, sub.name), sub_logical)
             if sub_read is not None:
                 read.append(sub_read)
             parts.append(f"{_string(sub.name)}, {sub_sql}")
         value = f"CASE WHEN {ref} IS NULL THEN NULL ELSE named_struct({', '.join(parts)}) END"
-        return StructField(field.name, SparkStruct(read), field.nullable), value
+        return StructField(field.name, SparkStruct(read), field.nullable, field.metadata), value
     return field, ref
 
 
-def _mapped_fields(plan: TablePlan, tasks: Sequence[Any]) -> list[Any]:
-    """The data files' top-level fields of a column-mapped table (``delta.column_mapping``):
-    physical names, nested too. Spark resolves them by name: in ``id`` mode each file's
-    footer is checked to hold every field id under its physical name (as Delta writes
-    them), else ``ColumnMappingError`` (``Table.scan`` resolves ids whatever the names)."""
+#: Spark's Parquet option that resolves requested fields carrying ``parquet.field.id``
+#: metadata by Parquet field id (fields without it by name); set in the read sessions.
+FIELD_ID_READ = "spark.sql.parquet.fieldId.read.enabled"
+SPARK_FIELD_ID = "parquet.field.id"
+#: Prefix of the names under which id-mode fields are requested from files that do not
+#: hold them under their physical names (see ``_mapped_reads``).
+_ID_NAME = "__vl_fid_"
+
+
+def _by_id_names(dtype: DataType) -> DataType:
+    """A ``file_schema`` with every struct field (nested too) named ``__vl_fid_<id>``."""
+    if isinstance(dtype, StructType):
+        return StructType(
+            tuple(
+                StructField(f"{_ID_NAME}{f.metadata[SPARK_FIELD_ID]}", _by_id_names(f.type), f.nullable, f.metadata)
+                for f in dtype.fields
+            )
+        )  # fmt: skip
+    if isinstance(dtype, ArrayType):
+        return ArrayType(_by_id_names(dtype.element_type), dtype.contains_null)
+    if isinstance(dtype, MapType):
+        return MapType(_by_id_names(dtype.key_type), _by_id_names(dtype.value_type), dtype.value_contains_null)
+    return dtype
+
+
+def _mapped_reads(plan: TablePlan, tasks: Sequence[Any]) -> list[tuple[list[Any], list[Any]]]:
+    """How the data files of a column-mapped table are read: ``(tasks, top-level read
+    fields)`` pairs (``delta.column_mapping``), the fields paired in order with the table's.
+
+    ``name`` mode reads physical names. ``id`` mode resolves fields by Parquet field id
+    (``FIELD_ID_READ``, field ids in each requested field's ``parquet.field.id``): files
+    that hold every field id under its physical name (as Delta writes them) are read by
+    their physical names, so Spark's Parquet filters (which go by name) still skip row
+    groups; other files are read under names no file uses (``__vl_fid_<id>``): Spark's
+    vectorized reader mixes up a requested field with a file field of the same name and
+    another id. A file without field ids is refused (``ColumnMappingError``), as
+    ``Table.scan`` does."""
     mapping = plan.scan.column_mapping
-    if mapping.mode == "id":
-        for task in tasks:
-            _check_id_layout(mapping, plan.table.open_file(task.relative_path), f"{plan.table.path}: data file {task.relative_path!r}")
-    return list(to_spark_schema(mapping.file_schema()).fields)
+    if mapping.mode != "id":
+        return [(list(tasks), list(to_spark_schema(mapping.file_schema()).fields))]
+    physical, other = [], []
+    for task in tasks:
+        where = f"{plan.table.path}: data file {task.relative_path!r}"
+        if _id_layout(mapping, plan.table.open_file(task.relative_path), where):
+            physical.append(task)
+        else:
+            other.append(task)
+    schema = mapping.file_schema(SPARK_FIELD_ID)
+    reads = []
+    if physical:
+        reads.append((physical, list(to_spark_schema(schema).fields)))
+    if other:
+        by_id = _by_id_names(schema)
+        assert isinstance(by_id, StructType)
+        reads.append((other, list(to_spark_schema(by_id).fields)))
+    return reads
 
 
-_ID_LAYOUTS_CHECKED: "weakref.WeakKeyDictionary[Any, set[str]]" = weakref.WeakKeyDictionary()
+_ID_LAYOUTS: "weakref.WeakKeyDictionary[Any, dict[str, bool]]" = weakref.WeakKeyDictionary()
 
 
-def _check_id_layout(mapping: Any, location: str, where: str) -> None:
-    """``ColumnMapping.check_physical_layout`` of one file, once per mapping and file (files never change)."""
+def _id_layout(mapping: Any, location: str, where: str) -> bool:
+    """Whether an id-mode file holds every field id under its physical name
+    (``ColumnMapping.check_physical_layout``), once per mapping and file (files never
+    change); ``ColumnMappingError`` for a file without field ids, or one that uses the
+    names ``_mapped_reads`` reads other files under."""
     import pyarrow.parquet as pq
 
-    checked = _ID_LAYOUTS_CHECKED.setdefault(mapping, set())
+    from varlake.delta.column_mapping import PARQUET_FIELD_ID
+    from varlake.errors import ColumnMappingError
+
+    checked = _ID_LAYOUTS.setdefault(mapping, {})
     if location in checked:
-        return
+        return checked[location]
     try:
         schema = pq.read_schema(location)
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
         raise TableError(f"{where}: cannot read the Parquet footer ({exc})") from None
-    mapping.check_physical_layout(schema, where)
-    checked.add(location)
+    if len(schema) and not any(f.metadata and PARQUET_FIELD_ID in f.metadata for f in schema):
+        raise ColumnMappingError(f"{where}: the table resolves columns by field id (id mode), but the file has no field ids")
+    if _uses_id_names(list(schema)):
+        raise ColumnMappingError(f"{where}: the file has fields named {_ID_NAME}*, which varlake.spark cannot read by field id")
+    try:
+        mapping.check_physical_layout(schema, where)
+        laid_out = True
+    except ColumnMappingError:
+        laid_out = False  # read by field id under names no file uses
+    checked[location] = laid_out
+    return laid_out
+
+
+def _uses_id_names(fields: list[Any]) -> bool:
+    import pyarrow as pa
+
+    for f in fields:
+        if f.name.startswith(_ID_NAME):
+            return True
+        t = f.type
+        while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t):
+            if pa.types.is_map(t):
+                if _uses_id_names([t.key_field, t.item_field]):
+                    return True
+                break
+            t = t.value_type
+        if pa.types.is_struct(t) and _uses_id_names(list(t)):
+            return True
+    return False
 
 
 def _group_frame(session: Any, plan: TablePlan, group: FileGroup, derived: Mapping[PathUse, str]) -> Any:
-    """One file group read as asked, projected to the view's columns (SQL, so one JVM call)."""
+    """One file group read as asked, projected to the view's columns (SQL, so one JVM call
+    per read); a column-mapped table's files may take more than one read (``_mapped_reads``)."""
+    if plan.scan.column_mapping is None:
+        return _read_frame(session, plan, group, derived, group.tasks, None)
+    frames = [_read_frame(session, plan, group, derived, tasks, files) for tasks, files in _mapped_reads(plan, group.tasks)]
+    return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def _read_frame(
+    session: Any, plan: TablePlan, group: FileGroup, derived: Mapping[PathUse, str], tasks: Sequence[Any], files: list[Any] | None
+) -> Any:
+    """``tasks`` of a group read with ``files`` (a mapped table's read fields, in the
+    table's order) or the table's own fields, projected to the view's columns."""
     from pyspark.sql.types import StructType as SparkStruct
 
     partitions = dict(group.partition_values)
     spark_schema = to_spark_schema(plan.schema)
-    mapping = plan.scan.column_mapping
-    files = _mapped_fields(plan, group.tasks) if mapping is not None else None
-    shredded = group.kind == "shredded" and mapping is None  # mapped: Variants read whole (sound, slower)
+    shredded = group.kind == "shredded"
+    leaves = group.leaves
     read_fields, columns = [], []
+    read_names: dict[tuple[str, ...], tuple[str, ...]] = {}  # a used Variant column's path -> its read names
     for i, f in enumerate(spark_schema.fields):
         if f.name in partitions:
             columns.append(f"{_partition_sql(plan, f.name, partitions[f.name])} AS {backquote(f.name)}")
             continue
-        if files is not None:  # the physical name in the file; CAST renames nested fields
-            read_fields.append(files[i])
-            cast = _spark_type_sql(plan.schema.fields[i].type)
-            columns.append(f"CAST({backquote(files[i].name)} AS {cast}) AS {backquote(f.name)}")
-            continue
-        read, value = _shredded_field(f, (f.name,), group.leaves) if shredded else (f, backquote(f.name))
+        source = files[i] if files is not None else f
+        if shredded:
+            read, value = _shredded_field(source, (f.name,), leaves, (source.name,), f)
+            if files is not None:
+                for use in leaves:
+                    if use.column[0] == f.name:
+                        read_names[use.column] = _read_path(source, f, use.column)
+        else:
+            read, value = source, backquote(source.name)
         if read is not None:
             read_fields.append(read)
+        if files is not None:  # the read names; CAST renames nested fields by position
+            value = f"CAST({value} AS {_spark_type_sql(plan.schema.fields[i].type)})"
         columns.append(f"{value} AS {backquote(f.name)}")
     read_schema = SparkStruct(read_fields)
-    plain = [task for task in group.tasks if task.deletion_vector is None]
+    plain = [task for task in tasks if task.deletion_vector is None]
     frames = [_parquet_read(session, plan, plain, read_schema)] if plain else []
-    deleting = [task for task in group.tasks if task.deletion_vector is not None]
+    deleting = [task for task in tasks if task.deletion_vector is not None]
     if deleting:
         frames.append(_without_deleted_rows(session, plan, deleting, read_schema))
     frame = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
     columns.append(f"{'true' if shredded else 'false'} AS {FLAG_COLUMN}")
-    leaves = group.leaves
     for use, name in derived.items():
-        value = _derived_sql(use, leaves[use]) if shredded else f"CAST(NULL AS {_target_sql(use)})"
+        value = _derived_sql(use, leaves[use], read_names.get(use.column)) if shredded else f"CAST(NULL AS {_target_sql(use)})"
         columns.append(f"{value} AS {name}")
     return frame.selectExpr(*columns)
+
+
+def _read_path(read: Any, logical: Any, path: tuple[str, ...]) -> tuple[str, ...]:
+    """The read names of a table path through structs (``read`` and ``logical`` pair in order)."""
+    names = [read.name]
+    for name in path[1:]:
+        index = [f.name for f in logical.dataType.fields].index(name)
+        read, logical = read.dataType.fields[index], logical.dataType.fields[index]
+        names.append(read.name)
+    return tuple(names)
 
 
 def _parquet_read(session: Any, plan: TablePlan, tasks: Sequence[Any], read_schema: Any) -> Any:
@@ -398,29 +516,30 @@ def _parquet_read(session: Any, plan: TablePlan, tasks: Sequence[Any], read_sche
     return session.read.schema(read_schema).options(**PARQUET_READ_OPTIONS).parquet(*locations)
 
 
-_DV_FILE, _DV_ROW = "__vl_dv_file", "__vl_dv_row"
+_DV_FILE, _DV_ROW, _DV_SIZE, _DV_KEEP = "__vl_dv_file", "__vl_dv_row", "__vl_dv_size", "__vl_dv_keep"
 
 
 def _without_deleted_rows(session: Any, plan: TablePlan, tasks: Sequence[Any], read_schema: Any) -> Any:
     """The files of ``tasks`` (each with a deletion vector) read as one Parquet relation,
-    without their deleted rows: each row's ``_metadata.file_path`` and ``row_index`` (its
-    index in the file, which Spark's Parquet scan keeps right while it prunes columns and
-    row groups) are anti-joined with the broadcast (file, row index) pairs the deletion
-    vectors delete. Filters above the view still reach the scan; deleted rows never
-    reach the view.
+    without their deleted rows, which no expression of the query ever sees.
+
+    A ``Filter`` right above the scan keeps the rows their deletion vectors keep
+    (``deleted_rows.keep_sql`` of each row's ``_metadata`` ``file_path``, ``file_size``
+    and ``row_index`` -- its index in the file, which Spark's Parquet scan keeps right
+    while it prunes columns and row groups). Spark merges the query's filters after it
+    (``And(keep, ...)``, evaluated left first) while still pushing their comparisons to
+    the scan to skip row groups. Columns holding Variants are also read as ``IF(keep, v,
+    NULL)``: otherwise Spark would evaluate a ``variant_get(v, '$.a', 'int')`` of the
+    query inside the scan (``pushVariantIntoScan``), before any filter.
 
     The file names are those the relation's own file index lists (``inputFiles``, as
     ``spark_file_name`` spells them); should a row come from a file under another name,
     the read raises rather than return rows a deletion vector deletes."""
-    import numpy as np
-    import pyarrow as pa
-    from pyspark.sql.functions import broadcast
-
     from varlake.delta.deletion_vectors import keep_mask
 
     relation = _parquet_read(session, plan, tasks, read_schema)
     spelled = {_local_path(uri): spark_file_name(uri) for uri in relation.inputFiles()}
-    names, files, rows = [], [], []
+    files = []
     for task in tasks:
         deleted = plan.table.deleted_rows(task)
         where = f"{plan.table.path}: data file {task.relative_path!r}"
@@ -430,20 +549,48 @@ def _without_deleted_rows(session: Any, plan: TablePlan, tasks: Sequence[Any], r
         name = spelled.get(os.path.normpath(location))
         if name is None:
             raise TableError(f"{where}: Spark lists {location!r} under no name varlake recognises")
-        names.append(name)
-        if len(deleted):
-            files.append(pa.array([name] * len(deleted)))
-            rows.append(pa.array(deleted.astype(np.int64)))
-    known = ", ".join(_string(n) for n in names)
-    guard = _string(f"{plan.table.path}: a file with a deletion vector is named otherwise than varlake expects")
-    frame = relation.selectExpr("*", f"_metadata.file_path AS {_DV_FILE}", f"_metadata.row_index AS {_DV_ROW}").where(
-        f"CASE WHEN {_DV_FILE} IN ({known}) THEN true ELSE raise_error({guard}) END"
+        files.append(DeletedRows(name, _file_size(plan, task), deleted))
+    guard = f"{plan.table.path}: a file with a deletion vector is named otherwise than varlake expects"
+    keep = keep_sql(files, _DV_ROW, _DV_FILE, _DV_SIZE, guard)
+    names = [backquote(f.name) for f in read_schema.fields]
+    masked = [
+        f"IF({_DV_KEEP}, {name}, NULL) AS {name}" if _holds_variant(f.dataType) else name
+        for f, name in zip(read_schema.fields, names)
+    ]
+    return (
+        relation.selectExpr(
+            *names, f"_metadata.file_path AS {_DV_FILE}", f"_metadata.row_index AS {_DV_ROW}", f"_metadata.file_size AS {_DV_SIZE}"
+        )
+        .selectExpr(*names, f"{keep} AS {_DV_KEEP}")
+        .where(_DV_KEEP)
+        .selectExpr(*masked)
     )
-    if rows:
-        pairs = pa.table({_DV_FILE: pa.concat_arrays(files), _DV_ROW: pa.concat_arrays(rows)})
-        deleted_frame = session.createDataFrame(pairs, f"{_DV_FILE} string, {_DV_ROW} bigint")
-        frame = frame.join(broadcast(deleted_frame), [_DV_FILE, _DV_ROW], "left_anti")
-    return frame.drop(_DV_FILE, _DV_ROW)
+
+
+def _holds_variant(dtype: Any) -> bool:
+    """Whether a Spark type is or holds a Variant."""
+    from pyspark.sql.types import ArrayType as SparkArray
+    from pyspark.sql.types import MapType as SparkMap
+    from pyspark.sql.types import StructType as SparkStruct
+    from pyspark.sql.types import VariantType as SparkVariant
+
+    if isinstance(dtype, SparkVariant):
+        return True
+    if isinstance(dtype, SparkStruct):
+        return any(_holds_variant(f.dataType) for f in dtype.fields)
+    if isinstance(dtype, SparkArray):
+        return _holds_variant(dtype.elementType)
+    if isinstance(dtype, SparkMap):
+        return _holds_variant(dtype.keyType) or _holds_variant(dtype.valueType)
+    return False
+
+
+def _file_size(plan: TablePlan, task: Any) -> int:
+    """A data file's size as its storage lists it (what Spark's ``_metadata.file_size`` says)."""
+    try:
+        return int(plan.table.storage.info(f"{plan.table.path}/{task.relative_path}").size)
+    except Exception:  # noqa: BLE001 -- the add's size is the file's size in a sound table
+        return int(task.add.size)
 
 
 def spark_file_name(uri: str) -> str:
@@ -491,12 +638,15 @@ def _require_classic(spark: Any) -> None:
 
 
 def clone_session(spark: Any) -> Any:
-    """A clone of ``spark`` (confs, views, functions) that reads Variant groups as structs on request."""
+    """A clone of ``spark`` (confs, views, functions) that reads Variant groups as structs
+    and id-mode columns by field id on request (Spark reads a relation with the confs of
+    the session it was built in, whichever session runs the query)."""
     from pyspark.sql import SparkSession
 
     _require_classic(spark)
     session = SparkSession(spark.sparkContext, spark._jsparkSession.cloneSession())
     session.conf.set(IGNORE_VARIANT_ANNOTATION, "true")
+    session.conf.set(FIELD_ID_READ, "true")  # only fields that carry parquet.field.id are matched by id
     return session
 
 

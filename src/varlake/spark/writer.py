@@ -54,6 +54,13 @@ Spark cannot shred (time, uuid, nanosecond timestamps) or field names that diffe
 in case (``varlake.write.unshreddable_reason``), and for Variants inside arrays or maps
 (those have no stored schema).
 
+On a column-mapped table (``delta.columnMapping.mode`` ``name``/``id``; a new table given
+that property gets ids and physical names first, ``delta.column_mapping.assign_column_mapping``)
+the DataFrame is cast to its physical form before Spark writes it: every column and struct
+field under its physical name, ids as ``parquet.field.id`` StructField metadata (written as
+Parquet field ids, ``spark.sql.parquet.fieldId.write.enabled``), Variant groups as they are;
+partition directories, partition values and statistics use the physical names.
+
 Binary partition columns are stored as their bytes' UTF-8 text (what Spark names their
 directories); the job fails with a clear message on a value that is not UTF-8.
 ``shredding="off"``, or a table without ``delta.enableVariantShredding=true``, gives
@@ -74,6 +81,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from varlake.delta.actions import AddFile, Metadata
+from varlake.delta.column_mapping import ColumnMapping, assign_column_mapping, column_mapping, requested_mode
 from varlake.delta.protocol import check_writable
 from varlake.delta.schema import StructType
 from varlake.delta.snapshot import Snapshot
@@ -214,6 +222,9 @@ def stage_write(
         partition_columns = tuple(partition_by)
         check_partition_columns(schema, partition_columns, root)
         create_props = new_table_properties(properties or {}, variant_columns(schema), shredding)
+        schema, create_props = assign_column_mapping(schema, create_props, root)  # ids, physical names
+        mode_name = requested_mode(create_props)
+        mapping = ColumnMapping(mode_name, schema, root) if mode_name != "none" else None
         current_props: Mapping[str, str] = create_props
     else:
         if app_id is not None and app_version is not None and (snapshot.app_version(app_id) or -1) >= app_version:
@@ -228,6 +239,7 @@ def stage_write(
         if partition_by and tuple(partition_by) != partition_columns:
             raise TableError(f"{root}: the table is partitioned by {list(partition_columns)}, not {list(partition_by)}")
         df = _conform(df, data_schema, schema, root)
+        mapping = column_mapping(snapshot.protocol, snapshot.metadata, schema)
         create_props = {}
         current_props = snapshot.properties
     plan = _plan_layout(df, snapshot, schema, current_props, shredding, sample, sample_rows, root)
@@ -238,8 +250,15 @@ def stage_write(
     types = partition_types(schema, partition_columns)
     guarded = _check_constraints(df, table_constraints(schema, current_props, root), schema, root)
     target = os.path.join(root, write_dir)
+    checked = _check_binary_partitions(guarded, types)
+    file_columns, layout, file_schema = partition_columns, plan.layout, schema
+    if mapping is not None:  # files under physical names with field ids (delta.column_mapping)
+        checked = _physical_columns(checked, mapping)
+        file_columns = tuple(mapping.physical_name(c) for c in partition_columns)
+        layout = {mapping.physical_dotted(c): ddl for c, ddl in plan.layout.items()}
+        file_schema = mapping.physical_schema
     try:
-        _run_spark_write(_check_binary_partitions(guarded, types), target, partition_columns, plan.layout, root)
+        _run_spark_write(checked, target, file_columns, layout, root, mapped=mapping is not None)
     except TableError as exc:
         found = _VIOLATION.search(str(exc.__cause__ or ""))
         if found is None:
@@ -247,7 +266,7 @@ def stage_write(
         shutil.rmtree(target, ignore_errors=True)  # a fresh directory of this write only
         raise ConstraintViolationError(f"{root}: {found.group(1)}") from None
     indexed = num_indexed_cols(current_props)
-    adds = _build_adds(df.sparkSession, storage, root, write_dir, schema, partition_columns, indexed)
+    adds = _build_adds(df.sparkSession, storage, root, write_dir, file_schema, file_columns, indexed)
     return StagedWrite(
         root=root,
         mode=mode,
@@ -364,6 +383,21 @@ def _conform(df: Any, data: StructType, table: StructType, root: str) -> Any:
     return df.select(*columns)
 
 
+def _physical_columns(df: Any, mapping: ColumnMapping) -> Any:
+    """``df`` (the table's logical columns) as its files hold it: every column and struct field
+    under its physical name, ids as ``parquet.field.id`` metadata (Spark writes them as Parquet
+    field ids), Variant groups as they are (``ColumnMapping.physical_field``)."""
+    from pyspark.sql import functions as F
+
+    data = to_delta_schema(df.schema)
+    columns = []
+    for f in data.fields:
+        target = mapping.physical_field(f.name, f.type)
+        spark_type = to_spark_type(target.type)
+        columns.append(F.col(backquote(f.name)).cast(spark_type).alias(target.name, metadata=dict(target.metadata)))
+    return df.select(*columns)
+
+
 def _nulls_unchecked(data: Any, table: Any) -> bool:
     """Whether ``data`` may hold NULLs the table forbids where no NOT NULL constraint looks:
     Delta checks columns and struct fields per row, not array elements or map values."""
@@ -452,7 +486,8 @@ def shredded_file_schema(spark: Any, schema_json: Mapping[str, Any], layout: Map
 
 
 def _run_spark_write(
-    df: Any, target: str, partition_columns: Sequence[str], layout: Mapping[str, str | None], root: str
+    df: Any, target: str, partition_columns: Sequence[str], layout: Mapping[str, str | None], root: str,
+    *, mapped: bool = False,
 ) -> None:
     shredded = any(layout.values())
     confs: dict[str, str | None] = {
@@ -461,6 +496,8 @@ def _run_spark_write(
         "spark.sql.variant.inferShreddingSchema": "false",
         "spark.sql.variant.forceShreddingSchemaForTest": None,
     }
+    if mapped:  # column mapping: StructField ids (parquet.field.id) become Parquet field ids
+        confs["spark.sql.parquet.fieldId.write.enabled"] = "true"
     writer = (
         df.write.format("parquet")
         .mode("errorifexists")

@@ -346,3 +346,67 @@ def _encode_typed(value: Any, t: SparkType, keys: MetadataBuilder, zone: _dt.tzi
 
 def _mismatch(value: Any, t: SparkType) -> UnsupportedValueError:
     return UnsupportedValueError(f"{type(value).__name__} {value!r} is not a {t.sql} value")
+
+
+# --- patch functions (Spark 4.3): varlake.variant.patch and .validity; here ``value_type`` casts ----------
+
+from varlake.variant import patch as _patch  # noqa: E402
+from varlake.variant.patch import variant_delete, variant_strip_nulls  # noqa: E402
+from varlake.variant.validity import is_valid_variant  # noqa: E402
+
+
+def _patch_value(value: Any, value_type: str | SparkType | None) -> Any:
+    """The value argument of a patch function: ``cast(value AS VARIANT)`` when a type is given."""
+    if value_type is None or value is None or isinstance(value, Variant):
+        return value
+    return cast_to_variant(value, value_type)
+
+
+def variant_set(v: Variant | None, path: str | None, value: Any, create_if_missing: bool | None = True, *,
+                value_type: str | SparkType | None = None) -> Variant | None:
+    """Spark's ``variant_set`` (see ``varlake.variant.patch``); ``value_type`` (e.g. ``'decimal(10,2)'``)
+    converts a Python ``value`` as Spark's ``cast(value AS VARIANT)`` of that SQL type."""
+    return _patch.variant_set(v, path, _patch_value(value, value_type), create_if_missing)
+
+
+def try_variant_set(v: Variant | None, path: str | None, value: Any, create_if_missing: bool | None = True, *,
+                    value_type: str | SparkType | None = None) -> Variant | None:
+    """Spark's ``try_variant_set``: None where ``variant_set`` raises VARIANT_PATH_TYPE_MISMATCH."""
+    return _patch.try_variant_set(v, path, _patch_value(value, value_type), create_if_missing)
+
+
+def variant_insert(v: Variant | None, path: str | None, value: Any, *,
+                   value_type: str | SparkType | None = None) -> Variant | None:
+    """Spark's ``variant_insert`` (see ``varlake.variant.patch``)."""
+    return _patch.variant_insert(v, path, _patch_value(value, value_type))
+
+
+def try_variant_insert(v: Variant | None, path: str | None, value: Any, *,
+                       value_type: str | SparkType | None = None) -> Variant | None:
+    """Spark's ``try_variant_insert``: None for a type mismatch or an existing key."""
+    return _patch.try_variant_insert(v, path, _patch_value(value, value_type))
+
+
+def variant_array_append(v: Variant | None, path: str | None, value: Any, *,
+                         value_type: str | SparkType | None = None) -> Variant | None:
+    """Spark's ``variant_array_append`` (see ``varlake.variant.patch``)."""
+    return _patch.variant_array_append(v, path, _patch_value(value, value_type))
+
+
+def try_variant_array_append(v: Variant | None, path: str | None, value: Any, *,
+                             value_type: str | SparkType | None = None) -> Variant | None:
+    """Spark's ``try_variant_array_append``: None where ``variant_array_append`` raises a type mismatch."""
+    return _patch.try_variant_array_append(v, path, _patch_value(value, value_type))
+
+
+__all__ += [
+    "is_valid_variant",
+    "try_variant_array_append",
+    "try_variant_insert",
+    "try_variant_set",
+    "variant_array_append",
+    "variant_delete",
+    "variant_insert",
+    "variant_set",
+    "variant_strip_nulls",
+]

@@ -12,6 +12,8 @@
   table still stores the shredding schemas its files were written with; otherwise
   ``ShreddingConflictError``. Any other conflict is ``CommitConflictError``; in every
   case nothing of this write is committed and the table stays as the winner left it.
+  On a column-mapped table the files fit only a table with the same physical names and
+  ids (``column_mapping.mapping_signature``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from varlake.delta.actions import AddFile, Metadata, Txn
+from varlake.delta.column_mapping import mapping_signature
 from varlake.delta.config import is_true
 from varlake.delta.schema import StructType
 from varlake.delta.snapshot import Snapshot
@@ -143,7 +146,11 @@ def commit_write(
 
 def _check_rebase(latest: Snapshot, pending: PendingWrite, exc: CommitConflictError) -> None:
     """Raise unless the files of ``pending`` can be appended to ``latest`` as they are."""
-    if not same_shape(latest.schema, pending.schema) or tuple(latest.partition_columns) != pending.partition_columns:
+    if (
+        not same_shape(latest.schema, pending.schema)
+        or tuple(latest.partition_columns) != pending.partition_columns
+        or mapping_signature(latest.schema) != mapping_signature(pending.schema)
+    ):
         raise CommitConflictError(
             f"{pending.root}: a concurrent commit changed the schema or partitioning; nothing was committed ({exc})"
         ) from exc
@@ -162,6 +169,8 @@ def _adopt_concurrent_table(snapshot: Snapshot, pending: PendingWrite) -> Metada
     where = f"{pending.root}: the table was created concurrently"
     if not same_shape(snapshot.schema, pending.schema) or tuple(snapshot.partition_columns) != pending.partition_columns:
         raise CommitConflictError(f"{where} with another schema or partitioning; nothing was committed")
+    if mapping_signature(snapshot.schema) != mapping_signature(pending.schema):
+        raise CommitConflictError(f"{where} with other column-mapping physical names or ids; nothing was committed")
     if any(pending.layout.values()) and not is_true(snapshot.properties, ENABLE_SHREDDING):
         raise ShreddingConflictError(f"{where} without {ENABLE_SHREDDING}; these shredded files cannot join it")
     if stored_schemas(snapshot.properties, list(pending.stored)) == dict(pending.stored):

@@ -9,8 +9,12 @@ and a NOT NULL column holding NULL (a NULL parent struct counts). Both writers u
 this module: ``Table.stage`` evaluates on the Arrow table before any file is written
 (:func:`check_arrow`); the Spark writer folds the same SQL into its job
 (``varlake.spark.writer``). A violation raises ``ConstraintViolationError`` with
-Delta's message; an expression varlake cannot evaluate refuses the write
-(``UnsupportedFeatureError``).
+Delta's message, each value shown as Spark's ``CAST(value AS STRING)`` (as the Spark
+writer shows it); a row on which the SQL fails as Spark's ANSI evaluation fails (division
+by zero, overflow) raises ``ExpressionEvaluationError``; an expression varlake cannot
+evaluate refuses the write (``UnsupportedFeatureError``). The expression layer evaluates
+comparisons, IN, BETWEEN, LIKE, CASE, arithmetic and common scalar functions
+(``varlake.expr.functions``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,14 @@ from typing import Any
 
 from varlake.delta import constants as C
 from varlake.delta.schema import StructField, StructType
-from varlake.errors import ConstraintViolationError, ExpressionError, UnsupportedFeatureError, VarlakeError
+from varlake.errors import (
+    ConstraintViolationError,
+    ExpressionError,
+    ExpressionEvaluationError,
+    UnsupportedFeatureError,
+    VarlakeError,
+)
+from varlake.expr.casts import cast_value
 from varlake.expr import (
     IsNotNull,
     Predicate,
@@ -42,6 +53,7 @@ __all__ = [
     "compile_constraint",
     "constraint_columns",
     "table_constraints",
+    "shown_value",
     "violation_message",
 ]
 
@@ -129,9 +141,12 @@ def violation_message(constraint: Constraint, values: Mapping[str, str]) -> str:
     return f"CHECK constraint {constraint.name} {constraint.expression} violated by row with values:{shown}"
 
 
-def check_arrow(table: Any, schema: StructType, configuration: Mapping[str, str], where: str = "table") -> None:
+def check_arrow(
+    table: Any, schema: StructType, configuration: Mapping[str, str], where: str = "table", session_tz: str = "UTC"
+) -> None:
     """Raise ``ConstraintViolationError`` for the first row of the ``pyarrow.Table`` that
-    breaks a constraint (a NULL result breaks it, as in Delta); no-op without constraints."""
+    breaks a constraint (a NULL result breaks it, as in Delta); no-op without constraints.
+    The message shows each value as Spark's ``CAST(value AS STRING)`` in ``session_tz``."""
     constraints = table_constraints(schema, configuration, where)
     if not constraints or table.num_rows == 0:
         return
@@ -144,12 +159,25 @@ def check_arrow(table: Any, schema: StructType, configuration: Mapping[str, str]
     compiled = [(c, RowEvaluator(compile_constraint(c, schema, where), variant_get=_variant_get)) for c in checks]
     needed = {p[0] for c, e in compiled for p in (x.path for x in referenced_columns(e.predicate))}
     rows = table.select([n for n in table.column_names if n in needed]).to_pylist()
+    types = _types(schema)
     for constraint, evaluator in compiled:
         fn = evaluator.evaluate
         for row in rows:
-            if fn(row) is not True:
-                values = {".".join(p): _shown(_at(row, p)) for p in constraint_columns(constraint, schema)}
+            if _violates(fn, row, constraint, where):
+                values = {
+                    ".".join(p): shown_value(_at(row, p), types.get(p, "string"), session_tz)
+                    for p in constraint_columns(constraint, schema)
+                }
                 raise ConstraintViolationError(f"{where}: {violation_message(constraint, values)}")
+
+
+def _violates(fn: Any, row: Mapping[str, Any], constraint: Constraint, where: str) -> bool:
+    """Whether the row breaks the constraint; an evaluation error (ANSI division by zero,
+    overflow, a cast that fails) fails the write as it fails Spark's job."""
+    try:
+        return fn(row) is not True
+    except ExpressionEvaluationError as exc:
+        raise ExpressionEvaluationError(f"{where}: evaluating {_label(constraint)} failed: {exc}") from None
 
 
 def _has_null(table: Any, path: tuple[str, ...]) -> bool:
@@ -183,13 +211,18 @@ def _at(row: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
-def _shown(value: Any) -> str:
-    """A value as the message shows it (Spark's string form where it matters)."""
+def shown_value(value: Any, type_name: str, session_tz: str = "UTC") -> str:
+    """A value as a violation message shows it: Spark's ``CAST(value AS STRING)`` (the one
+    implementation, ``varlake.expr.casts`` over ``varlake.semantics``), ``null`` for NULL."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    try:
+        if type_name == "variant" and isinstance(value, Mapping):  # CAST(variant AS STRING)
+            text = _variant_get(value, "$", "string")
+            return "null" if text is None else str(text)
+        return str(cast_value(value, type_name, "string", session_tz))
+    except (VarlakeError, KeyError, TypeError):
+        return str(value)  # structs, arrays, maps: no Spark text for them here
 
 
 def _variant_get(value: Any, path: str, type_name: str) -> Any:

@@ -144,8 +144,10 @@ def needs_samples(columns: Sequence[str], properties: Mapping[str, str], shreddi
 
 def new_table_properties(properties: Mapping[str, str], columns: Sequence[str], shredding: str) -> dict[str, str]:
     """Properties of a table a write creates: shredding is on by default when it has Variant
-    columns, unless the write asks for ``shredding="off"`` (or the properties say otherwise)."""
+    columns, unless the write asks for ``shredding="off"`` (or the properties say otherwise);
+    deletion vectors are on unless the properties say otherwise (``Table.create`` too)."""
     out = dict(properties)
+    out.setdefault("delta.enableDeletionVectors", "true")  # DELETE/UPDATE/MERGE: write.row_changes
     if shredding != "off" and columns:
         out.setdefault(ENABLE_SHREDDING, "true")
     return out
