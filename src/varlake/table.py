@@ -61,6 +61,7 @@ from varlake.write import (
 )
 from varlake.write.constraints import check_arrow as check_constraints
 from varlake.write.files import stats_for
+from varlake.write.inputs import input_columns
 
 __all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "to_arrow_table"]
 
@@ -402,7 +403,7 @@ class Table:
         (``varlake.write.merge.MergeBuilder``; returns a ``RowChangeResult``)."""
         from varlake.delta.schema import VariantType
         from varlake.write.merge import MergeBuilder
-        from varlake.write.merge_source import source_table
+        from varlake.write.inputs import source_table
 
         schema = self.snapshot().schema
         variants = [f.name for f in schema.fields if isinstance(f.type, VariantType)]
@@ -454,29 +455,7 @@ def to_arrow_table(data: Any, schema: StructType) -> pa.Table:
     objects / plain Python values, which are encoded.
     """
     target = to_arrow_schema(schema)
-    if isinstance(data, pa.RecordBatch):
-        data = pa.Table.from_batches([data])
-    if isinstance(data, list):
-        keys: dict[str, None] = {}
-        for row in data:
-            if not isinstance(row, Mapping):
-                raise TableError(f"rows must be mappings of column name to value, got {type(row).__name__}")
-            keys.update(dict.fromkeys(row))
-        data = {name: [row.get(name) for row in data] for name in keys}
-    if isinstance(data, dict):
-        columns = {}
-        for name, values in data.items():
-            columns[name] = values
-        data = columns
-    elif not isinstance(data, pa.Table):
-        try:
-            import pandas as pd
-        except ImportError:  # pragma: no cover
-            pd = None
-        if pd is not None and isinstance(data, pd.DataFrame):
-            data = {name: data[name].tolist() for name in data.columns}
-        else:
-            raise TableError(f"cannot write {type(data).__name__}: pass an Arrow table, a pandas frame or a list of dicts")
+    data = input_columns(data, "write")
     names = data.column_names if isinstance(data, pa.Table) else list(data)
     extra = [n for n in names if n not in target.names]
     if extra:

@@ -412,24 +412,3 @@ def from_arrow_type(t: pa.DataType, level: int = 1) -> DataType:
 def from_arrow_schema(schema: pa.Schema) -> StructType:
     """A Delta schema for an Arrow schema."""
     return StructType(tuple(StructField(f.name, from_arrow_type(f.type), f.nullable) for f in schema))
-
-
-def is_variant_storage(t: pa.DataType) -> bool:
-    """Whether an Arrow type is a Variant's unshredded storage: ``struct<metadata: binary, value: binary>``."""
-    return (
-        pa.types.is_struct(t)
-        and t.num_fields == 2
-        and {t.field(i).name for i in range(2)} == {"metadata", "value"}
-        and all(pa.types.is_binary(t.field(i).type) or pa.types.is_large_binary(t.field(i).type) for i in range(2))
-    )
-
-
-def from_arrow_schema_with_variants(schema: pa.Schema) -> StructType:
-    """``from_arrow_schema``, with top-level ``struct<metadata, value>`` columns read as Variant."""
-    return StructType(
-        tuple(
-            StructField(f.name, VariantType() if is_variant_storage(f.type) else from_arrow_type(f.type), f.nullable)
-            for f in schema
-        )
-    )
-

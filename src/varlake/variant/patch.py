@@ -37,6 +37,7 @@ for keys with characters U+E000..U+FFFF next to supplementary ones.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 from varlake.errors import (
@@ -122,6 +123,24 @@ def render_patch_path(segments: tuple[Segment, ...]) -> str:
 # --- the builder ---------------------------------------------------------------------------------
 
 
+class _Fields:
+    """An object being rebuilt: each key enters the dictionary before its value is built
+    (Spark's order), and values are laid out one after another."""
+
+    def __init__(self, keys: Any) -> None:
+        self.keys = keys
+        self.entries: list[_Entry] = []
+        self.parts: list[bytes] = []
+        self.at = 0
+
+    def key(self, key: str) -> None:
+        self.entries.append((key, self.keys.add(key), self.at))
+
+    def value(self, body: bytes) -> None:
+        self.parts.append(body)
+        self.at += len(body)
+
+
 class _Builder:
     """One Spark ``VariantBuilder`` run: a shared key dictionary and Spark's walk rules."""
 
@@ -149,33 +168,34 @@ class _Builder:
         offsets.append(len(data))
         return assemble_object([entries[i][1] for i in order], offsets, data)
 
-    def _field(self, entries: list[_Entry], parts: list[bytes], key: str, body: bytes, at: int) -> int:
-        entries.append((key, self.keys.add(key), at))
-        parts.append(body)
-        return at + len(body)
+    # walking the input (lazily: fields and elements are read in Spark's order)
+
+    @staticmethod
+    def _object_fields(value: bytes, pos: int) -> Iterator[tuple[int, int]]:
+        """(field id, value position) of each field of the object at ``pos``, in stored order."""
+        size, isz, osz, ids, offs, data = object_layout(value, pos)
+        for i in range(size):
+            yield read_unsigned(value, i32(ids + isz * i), isz), i32(data + read_unsigned(value, i32(offs + osz * i), osz))
+
+    @staticmethod
+    def _array_elements(value: bytes, pos: int) -> Iterator[int]:
+        """The position of each element of the array at ``pos``."""
+        size, osz, offs, data = array_layout(value, pos)
+        for i in range(size):
+            yield i32(data + read_unsigned(value, i32(offs + osz * i), osz))
 
     # appendVariant: re-encode the value at ``pos``
 
     def copy(self, value: bytes, kr: KeyReader, pos: int) -> bytes:
         basic = basic_type(value, pos)
         if basic == OBJECT:
-            size, isz, osz, ids, offs, data = object_layout(value, pos)
-            entries: list[_Entry] = []
-            parts: list[bytes] = []
-            at = 0
-            for i in range(size):
-                fid = read_unsigned(value, i32(ids + isz * i), isz)
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
-                key = kr.key(fid)
-                entries.append((key, self.keys.add(key), at))
-                body = self.copy(value, kr, elem)
-                parts.append(body)
-                at += len(body)
-            return self._object(entries, parts)
+            fields = _Fields(self.keys)
+            for fid, elem in self._object_fields(value, pos):
+                fields.key(kr.key(fid))
+                fields.value(self.copy(value, kr, elem))
+            return self._object(fields.entries, fields.parts)
         if basic == ARRAY:
-            size, osz, offs, data = array_layout(value, pos)
-            return encode_array([self.copy(value, kr, i32(data + read_unsigned(value, i32(offs + osz * i), osz)))
-                                 for i in range(size)])
+            return encode_array([self.copy(value, kr, elem) for elem in self._array_elements(value, pos)])
         return primitive_bytes(value, pos)
 
     def copy_new(self) -> bytes:
@@ -230,39 +250,31 @@ class _Builder:
         seg = self.segments[depth]
         last = depth == len(self.segments) - 1
         if isinstance(seg, str) and basic == OBJECT:
-            size, isz, osz, ids, offs, data = object_layout(value, pos)
-            entries: list[_Entry] = []
-            parts: list[bytes] = []
-            at = 0
+            fields = _Fields(self.keys)
             found = False
-            for i in range(size):
-                fid = read_unsigned(value, i32(ids + isz * i), isz)
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
+            for fid, elem in self._object_fields(value, pos):
                 key = kr.key(fid)
                 match = key == seg
                 found |= match
-                entries.append((key, self.keys.add(key), at))
+                fields.key(key)
                 if match:
-                    body = self.copy_new() if last else self.set(value, kr, elem, depth + 1)
+                    fields.value(self.copy_new() if last else self.set(value, kr, elem, depth + 1))
                 else:
-                    body = self.copy(value, kr, elem)
-                parts.append(body)
-                at += len(body)
+                    fields.value(self.copy(value, kr, elem))
             if not found and self.create:
-                entries.append((seg, self.keys.add(seg), at))
-                parts.append(self.copy_new() if last else self.new_path(depth + 1))
-            return self._object(entries, parts)
+                fields.key(seg)
+                fields.value(self.copy_new() if last else self.new_path(depth + 1))
+            return self._object(fields.entries, fields.parts)
         if isinstance(seg, int) and basic == ARRAY:
-            size, osz, offs, data = array_layout(value, pos)
             elements = []
-            for i in range(size):
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
+            for i, elem in enumerate(self._array_elements(value, pos)):
                 if i != seg:
                     elements.append(self.copy(value, kr, elem))
                 elif last:
                     elements.append(self.copy_new())
                 else:
                     elements.append(self.set(value, kr, elem, depth + 1))
+            size = len(elements)
             if seg < size or not self.create:
                 return encode_array(elements)
             tail = self.copy_new() if last else self.new_path(depth + 1)
@@ -276,45 +288,38 @@ class _Builder:
         seg = self.segments[depth]
         last = depth == len(self.segments) - 1
         if isinstance(seg, str) and basic == OBJECT:
-            size, isz, osz, ids, offs, data = object_layout(value, pos)
-            entries: list[_Entry] = []
-            parts: list[bytes] = []
-            at = 0
+            fields = _Fields(self.keys)
             found = False
-            for i in range(size):
-                fid = read_unsigned(value, i32(ids + isz * i), isz)
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
+            for fid, elem in self._object_fields(value, pos):
                 key = kr.key(fid)
                 match = key == seg
                 found |= match
-                entries.append((key, self.keys.add(key), at))
+                fields.key(key)
                 if match and not last:
-                    body = self.insert(value, kr, elem, depth + 1)
+                    fields.value(self.insert(value, kr, elem, depth + 1))
                 else:
-                    body = self.copy(value, kr, elem)
-                parts.append(body)
-                at += len(body)
+                    fields.value(self.copy(value, kr, elem))
             if last:
-                entries.append((seg, self.keys.add(seg), at))
-                parts.append(self.copy_new())
+                fields.key(seg)
+                fields.value(self.copy_new())
             elif not found:
-                entries.append((seg, self.keys.add(seg), at))
-                parts.append(self.new_path(depth + 1))
-            return self._object(entries, parts)
+                fields.key(seg)
+                fields.value(self.new_path(depth + 1))
+            return self._object(fields.entries, fields.parts)
         if isinstance(seg, int) and basic == ARRAY:
-            size, osz, offs, data = array_layout(value, pos)
             elements = []
             if last:
-                for i in range(size):
+                for i, elem in enumerate(self._array_elements(value, pos)):
                     if i == seg:
                         elements.append(self.copy_new())
-                    elements.append(self.copy(value, kr, i32(data + read_unsigned(value, i32(offs + osz * i), osz))))
+                    elements.append(self.copy(value, kr, elem))
+                size = array_layout(value, pos)[0]
                 if seg < size:
                     return encode_array(elements)
                 return self._padded_array(elements, seg - size, self.copy_new())
-            for i in range(size):
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
+            for i, elem in enumerate(self._array_elements(value, pos)):
                 elements.append(self.insert(value, kr, elem, depth + 1) if i == seg else self.copy(value, kr, elem))
+            size = len(elements)
             if seg < size:
                 return encode_array(elements)
             return self._padded_array(elements, seg - size, self.new_path(depth + 1))
@@ -327,30 +332,21 @@ class _Builder:
         seg = self.segments[depth]
         last = depth == len(self.segments) - 1
         if isinstance(seg, str) and basic == OBJECT:
-            size, isz, osz, ids, offs, data = object_layout(value, pos)
-            entries: list[_Entry] = []
-            parts: list[bytes] = []
-            at = 0
-            for i in range(size):
-                fid = read_unsigned(value, i32(ids + isz * i), isz)
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
+            fields = _Fields(self.keys)
+            for fid, elem in self._object_fields(value, pos):
                 key = kr.key(fid)
                 match = key == seg
                 if match and last:
                     continue
-                entries.append((key, self.keys.add(key), at))
-                body = self.delete(value, kr, elem, depth + 1) if match else self.copy(value, kr, elem)
-                parts.append(body)
-                at += len(body)
-            return self._object(entries, parts)
+                fields.key(key)
+                fields.value(self.delete(value, kr, elem, depth + 1) if match else self.copy(value, kr, elem))
+            return self._object(fields.entries, fields.parts)
         if isinstance(seg, int) and basic == ARRAY:
-            size, osz, offs, data = array_layout(value, pos)
             elements = []
-            for i in range(size):
+            for i, elem in enumerate(self._array_elements(value, pos)):
                 match = i == seg
                 if match and last:
                     continue
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
                 elements.append(self.delete(value, kr, elem, depth + 1) if match else self.copy(value, kr, elem))
             return encode_array(elements)
         return self.copy(value, kr, pos)
@@ -362,33 +358,24 @@ class _Builder:
         if depth == len(self.segments):
             if basic != ARRAY:
                 raise _Mismatch(depth)
-            size, osz, offs, data = array_layout(value, pos)
-            elements = [self.copy(value, kr, i32(data + read_unsigned(value, i32(offs + osz * i), osz)))
-                        for i in range(size)]
+            elements = [self.copy(value, kr, elem) for elem in self._array_elements(value, pos)]
             elements.append(self.copy_new())
             return encode_array(elements)
         seg = self.segments[depth]
         if isinstance(seg, str) and basic == OBJECT:
-            size, isz, osz, ids, offs, data = object_layout(value, pos)
-            entries: list[_Entry] = []
-            parts: list[bytes] = []
-            at = 0
-            for i in range(size):
-                fid = read_unsigned(value, i32(ids + isz * i), isz)
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
+            fields = _Fields(self.keys)
+            for fid, elem in self._object_fields(value, pos):
                 key = kr.key(fid)
-                entries.append((key, self.keys.add(key), at))
-                body = self.append(value, kr, elem, depth + 1) if key == seg else self.copy(value, kr, elem)
-                parts.append(body)
-                at += len(body)
-            return self._object(entries, parts)
+                fields.key(key)
+                fields.value(self.append(value, kr, elem, depth + 1) if key == seg else self.copy(value, kr, elem))
+            return self._object(fields.entries, fields.parts)
         if isinstance(seg, int) and basic == ARRAY:
-            size, osz, offs, data = array_layout(value, pos)
-            elements = []
-            for i in range(size):
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
-                elements.append(self.append(value, kr, elem, depth + 1) if i == seg else self.copy(value, kr, elem))
-            return encode_array(elements)
+            return encode_array(
+                [
+                    self.append(value, kr, elem, depth + 1) if i == seg else self.copy(value, kr, elem)
+                    for i, elem in enumerate(self._array_elements(value, pos))
+                ]
+            )
         raise _Mismatch(depth)
 
     # strip nulls --------------------------------------------------------------------------------------
@@ -396,30 +383,21 @@ class _Builder:
     def strip(self, value: bytes, kr: KeyReader, pos: int) -> bytes:
         basic = basic_type(value, pos)
         if basic == OBJECT:
-            size, isz, osz, ids, offs, data = object_layout(value, pos)
-            entries: list[_Entry] = []
-            parts: list[bytes] = []
-            at = 0
-            for i in range(size):
-                fid = read_unsigned(value, i32(ids + isz * i), isz)
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
+            fields = _Fields(self.keys)
+            for fid, elem in self._object_fields(value, pos):
                 if type_name(value, elem) == "null":
                     continue
-                key = kr.key(fid)
-                entries.append((key, self.keys.add(key), at))
-                body = self.strip(value, kr, elem)
-                parts.append(body)
-                at += len(body)
-            return self._object(entries, parts)
+                fields.key(kr.key(fid))
+                fields.value(self.strip(value, kr, elem))
+            return self._object(fields.entries, fields.parts)
         if basic == ARRAY:
-            size, osz, offs, data = array_layout(value, pos)
-            elements = []
-            for i in range(size):
-                elem = i32(data + read_unsigned(value, i32(offs + osz * i), osz))
-                if self.include_arrays and type_name(value, elem) == "null":
-                    continue
-                elements.append(self.strip(value, kr, elem))
-            return encode_array(elements)
+            return encode_array(
+                [
+                    self.strip(value, kr, elem)
+                    for elem in self._array_elements(value, pos)
+                    if not (self.include_arrays and type_name(value, elem) == "null")
+                ]
+            )
         return self.copy(value, kr, pos)
 
     def result(self, body: bytes) -> tuple[bytes, bytes]:

@@ -44,6 +44,7 @@ from sqlglot.errors import SqlglotError
 
 from varlake.delta import config
 from varlake.delta import constants as C
+from varlake.delta.ddl import schema_from_arrow
 from varlake.delta.protocol import check_writable
 from varlake.delta.schema import StructField, StructType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
@@ -446,8 +447,6 @@ def stage_merge(
     snapshot: Snapshot | None = None,
 ) -> StagedChange:
     """Plan a MERGE (see the module doc) and write its files; ``commit_change`` commits it."""
-    from varlake.delta.schema import from_arrow_schema_with_variants
-
     snapshot = snapshot or target.log.snapshot()
     root = target.path
     check_writable(snapshot.protocol, snapshot.metadata, root)
@@ -455,7 +454,7 @@ def stage_merge(
         raise AppendOnlyTableError(
             f"{root}: the table is append-only ({C.PROP_APPEND_ONLY}=true): MERGE may only insert; nothing was written"
         )
-    scope = _Scope(target_alias, source_alias, snapshot.schema, from_arrow_schema_with_variants(source.schema))
+    scope = _Scope(target_alias, source_alias, snapshot.schema, schema_from_arrow(source.schema))
     types = scope.types()
     on_unbound = parse_predicate(scope.qualify(on, "ON"))
     on_bound = bind(on_unbound, types)
