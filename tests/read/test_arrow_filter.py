@@ -61,6 +61,8 @@ def test_vectorised_filter_matches_the_row_evaluator(predicate, rows) -> None:
         return
     expected = [r is True for r in RowEvaluator(bound).evaluate_table(table)]
     assert matches(compiled, table).tolist() == expected
+    chunked = pa.concat_tables([table.slice(0, len(rows) // 2), table.slice(len(rows) // 2)])  # as keep_rows leaves it
+    assert matches(compiled, chunked).tolist() == expected
 
 
 def test_floats_casts_and_variant_paths_are_left_to_the_row_evaluator() -> None:

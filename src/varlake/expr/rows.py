@@ -35,6 +35,18 @@ from varlake.expr.tree import (
     VariantGet,
 )
 from varlake.expr.visitors import PredicateVisitor, visit
+from varlake.variant import Variant, VariantPath
+from varlake.variant.functions import variant_get as _codec_variant_get
+
+
+def row_variant_get(value: Any, path: str, type_name: str) -> Any:
+    """The extraction rows are evaluated with: ``value`` is a Variant column's row value
+    (``{"metadata", "value"}`` as ``pyarrow``'s ``to_pylist`` gives it, or a ``Variant``),
+    ``path`` the expression layer's normalized path; Spark's ``variant_get`` semantics."""
+    if value is None:
+        return None
+    variant = value if isinstance(value, Variant) else Variant(value["metadata"], value["value"])
+    return _codec_variant_get(variant, VariantPath.from_normalized(path), type_name)
 
 Row = Mapping[str, Any]
 RowFn = Callable[[Row], Any]

@@ -14,7 +14,10 @@ in Spark's order (``read.residual.filter_steps``).
 Rows a file's deletion vector deletes are dropped by their index in the file (counted
 across row groups, before any row is filtered); a row group is dropped unevaluated on
 all of its rows, deleted ones included (a Parquet reader's statistics cover them), and
-the filter is then evaluated only on the rows that are not deleted.
+the filter is then evaluated only on the rows that are not deleted. Rows are dropped
+without copying when they are few (``read.arrow_filter.keep_rows``: slices of the kept
+runs), and a filter in which nothing can raise is evaluated vectorised
+(``read.arrow_filter.arrow_predicate``), with the same result as row by row.
 """
 
 from __future__ import annotations
@@ -30,25 +33,18 @@ from varlake.delta.deletion_vectors import keep_mask
 from varlake.delta.schema import PrimitiveType, StructType, VariantType, to_arrow_schema, variant_arrow_type
 from varlake.delta.stats import leaf_columns
 from varlake.errors import DataFileMissingError, TableError
+from varlake.expr.rows import row_variant_get
 from varlake.expr import AlwaysFalse, AlwaysTrue, IsNotNull, Predicate, RowEvaluator
 from varlake.io.parquet_read import file_summary, read_parquet
+from varlake.read.arrow_filter import ArrowPredicate, arrow_predicate, keep_rows, matches
 from varlake.read.planner import ScanPlan, ScanTask
 from varlake.read.residual import eager_terms, filter_steps, row_group_guards
 from varlake.semantics import partition_values
-from varlake.variant import Variant, VariantPath
-from varlake.variant.functions import variant_get
 
 FileOpener = Callable[[str], Any]
 #: the deleted row indexes (sorted ``uint64``) of a task's deletion vector
 DeletedRows = Callable[[ScanTask], np.ndarray]
 VARIANT_ARROW_TYPE = variant_arrow_type()
-
-
-def _variant_get(value: Any, path: str, type_name: str) -> Any:
-    """The row evaluator's extraction: ``path`` is the expression layer's normalized path."""
-    if value is None:
-        return None
-    return variant_get(Variant(value["metadata"], value["value"]), VariantPath.from_normalized(path), type_name)
 
 
 def _partition_value(text: str | None, type_name: str, where: str) -> Any:
@@ -76,7 +72,7 @@ def read_task(
     (``ScanPlan.column_mapping``) says how the file names columns."""
     part = _read_file(task, schema, partition_columns, open_file, columns, paths, mapping)
     keep = _keep_mask(task, part.num_rows, deleted_rows)
-    return part if keep is None else part.filter(pa.array(keep, pa.bool_()))
+    return part if keep is None else keep_rows(part, keep)
 
 
 def _keep_mask(task: ScanTask, num_rows: int, deleted_rows: DeletedRows | None) -> np.ndarray | None:
@@ -188,23 +184,36 @@ def _after(computed: Sequence[Callable[[Mapping[str, Any]], Any]], row: Mapping[
 
 
 class _RowFilter:
-    """A residual filter run on rows as its ``filter_steps`` say (the order Spark checks them)."""
+    """A residual filter run on rows as its ``filter_steps`` say (the order Spark checks them),
+    or vectorised (``read.arrow_filter``) when nothing in it can raise or differ from the rows'."""
 
     def __init__(self, residual: Predicate) -> None:
+        self.residual = residual
+        self._vectors: dict[pa.Schema, ArrowPredicate | None] = {}
         self.steps: list[Callable[[Mapping[str, Any]], bool]] = []
         for kind, what, first in filter_steps(residual):
             if kind == "not null":
                 self.steps.append(lambda row, name=what: row.get(name) is not None)
             elif first:
-                computed = [RowEvaluator(IsNotNull(t), variant_get=_variant_get).evaluate for t in first]
-                matches = RowEvaluator(what, variant_get=_variant_get).matches
+                computed = [RowEvaluator(IsNotNull(t), variant_get=row_variant_get).evaluate for t in first]
+                matches = RowEvaluator(what, variant_get=row_variant_get).matches
                 self.steps.append(lambda row, computed=computed, matches=matches: _after(computed, row) and matches(row))
             else:
-                self.steps.append(RowEvaluator(what, variant_get=_variant_get).matches)
+                self.steps.append(RowEvaluator(what, variant_get=row_variant_get).matches)
 
-    def mask(self, table: pa.Table) -> list[bool]:
+    def vector(self, schema: pa.Schema) -> ArrowPredicate | None:
+        """The residual compiled for tables of ``schema`` (None: it is evaluated row by row)."""
+        if schema not in self._vectors:
+            self._vectors[schema] = arrow_predicate(self.residual, schema)
+        return self._vectors[schema]
+
+    def mask(self, table: pa.Table) -> np.ndarray:
+        """Which rows of ``table`` the residual keeps."""
+        compiled = self.vector(table.schema)
+        if compiled is not None:
+            return matches(compiled, table)
         steps = self.steps
-        return [all(step(row) for step in steps) for row in table.to_pylist()]
+        return np.fromiter((all(step(row) for step in steps) for row in table.to_pylist()), dtype=bool, count=table.num_rows)
 
 
 def _evaluated_row_groups(num_rows: int, guards: Sequence[RowEvaluator], source: Any, part: pa.Table) -> np.ndarray | None:
@@ -226,10 +235,14 @@ def _evaluated_row_groups(num_rows: int, guards: Sequence[RowEvaluator], source:
     if sum(sizes) != num_rows:
         sizes = [num_rows]
     kept = np.zeros(num_rows, dtype=bool)
+    vectors = [arrow_predicate(g.predicate, part.schema) for g in guards]
     offset = 0
     for size in sizes:
         group = part.slice(offset, size)
-        if all(any(r is True for r in g.evaluate_table(group)) for g in guards):
+        if all(
+            matches(v, group).any() if v is not None else any(r is True for r in g.evaluate_table(group))
+            for g, v in zip(guards, vectors)
+        ):
             kept[offset : offset + size] = True
         offset += size
     return None if kept.all() else kept
@@ -290,19 +303,19 @@ def read_tasks(
                 groups = _evaluated_row_groups(part.num_rows, guards, open_file(task.relative_path), part)
                 keep = groups if keep is None else keep if groups is None else keep & groups
         if keep is not None:
-            part = part.filter(pa.array(keep, pa.bool_()))
+            part = keep_rows(part, keep)
         if filtered and part.num_rows:
             eager = eager_evaluators.get(residual)
             if eager is None:
                 eager = eager_evaluators[residual] = [
-                    RowEvaluator(IsNotNull(t), variant_get=_variant_get) for t in eager_terms(residual)
+                    RowEvaluator(IsNotNull(t), variant_get=row_variant_get) for t in eager_terms(residual)
                 ]
             for extraction in eager:
                 extraction.evaluate_table(part)  # a value that does not convert raises, on any row
             row_filter = filters.get(residual)
             if row_filter is None:
                 row_filter = filters[residual] = _RowFilter(residual)
-            part = part.filter(pa.array(row_filter.mask(part), pa.bool_()))
+            part = keep_rows(part, row_filter.mask(part))
         parts.append(part)
     path_names = [f"{c}:{p}" for c, ps in (paths or {}).items() for p in ps]
     out_schema = pa.schema([target.field(c) for c in needed] + [pa.field(n, VARIANT_ARROW_TYPE) for n in path_names])

@@ -7,7 +7,9 @@ file's deletion vector deletes are never evaluated, row groups a plain-column co
 excludes are dropped unevaluated, typed ``variant_get`` extractions run on every row
 evaluated, each row's checks in Spark's order), but keeps every row with its index:
 the result says which rows are live (not deleted already) and which of them the
-condition makes TRUE (NULL and FALSE do not match).
+condition makes TRUE (NULL and FALSE do not match). A condition in which nothing can
+raise is evaluated vectorised on the columns it reads (``read.arrow_filter``), else
+row by row on those columns of the rows evaluated.
 
 ``added_file_matcher`` answers, for a file committed concurrently, whether the same
 condition might match rows in it (partition values and statistics, as the planner
@@ -28,7 +30,8 @@ from varlake.delta.deletion_vectors import keep_mask
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
 from varlake.expr import AlwaysFalse, AlwaysTrue, IsNotNull, Predicate, RowEvaluator, referenced_columns
-from varlake.read.arrow_reader import DeletedRows, FileOpener, _evaluated_row_groups, _read_file, _RowFilter, _variant_get
+from varlake.expr.rows import row_variant_get
+from varlake.read.arrow_reader import DeletedRows, FileOpener, _evaluated_row_groups, _read_file, _RowFilter
 from varlake.read.planner import _PARTITION, _STATS, ScanPlan, ScanTask, _Residuals, partition_types
 from varlake.read.residual import eager_terms, row_group_guards
 
@@ -74,7 +77,7 @@ class RowMatcher:
         found = self._filters.get(residual)
         if found is None:
             guards = [RowEvaluator(g) for g in row_group_guards(residual)]
-            eager = [RowEvaluator(IsNotNull(t), variant_get=_variant_get) for t in eager_terms(residual)]
+            eager = [RowEvaluator(IsNotNull(t), variant_get=row_variant_get) for t in eager_terms(residual)]
             found = self._filters[residual] = (_RowFilter(residual), guards, eager)
         return found
 

@@ -33,6 +33,7 @@ from varlake.errors import (
     UnsupportedFeatureError,
     VarlakeError,
 )
+from varlake.expr.rows import row_variant_get
 from varlake.expr.casts import cast_value
 from varlake.expr import (
     IsNotNull,
@@ -44,8 +45,6 @@ from varlake.expr import (
     parse_predicate,
     referenced_columns,
 )
-from varlake.variant import Variant, VariantPath
-from varlake.variant.functions import variant_get
 
 __all__ = [
     "Constraint",
@@ -156,7 +155,7 @@ def check_arrow(
     checks = [c for c in constraints if c.kind != "not null"]
     if not checks:
         return
-    compiled = [(c, RowEvaluator(compile_constraint(c, schema, where), variant_get=_variant_get)) for c in checks]
+    compiled = [(c, RowEvaluator(compile_constraint(c, schema, where), variant_get=row_variant_get)) for c in checks]
     needed = {p[0] for c, e in compiled for p in (x.path for x in referenced_columns(e.predicate))}
     rows = table.select([n for n in table.column_names if n in needed]).to_pylist()
     types = _types(schema)
@@ -218,15 +217,8 @@ def shown_value(value: Any, type_name: str, session_tz: str = "UTC") -> str:
         return "null"
     try:
         if type_name == "variant" and isinstance(value, Mapping):  # CAST(variant AS STRING)
-            text = _variant_get(value, "$", "string")
+            text = row_variant_get(value, "$", "string")
             return "null" if text is None else str(text)
         return str(cast_value(value, type_name, "string", session_tz))
     except (VarlakeError, KeyError, TypeError):
         return str(value)  # structs, arrays, maps: no Spark text for them here
-
-
-def _variant_get(value: Any, path: str, type_name: str) -> Any:
-    """The row evaluator's Variant extraction (``path`` normalized by the expression layer)."""
-    if value is None:
-        return None
-    return variant_get(Variant(value["metadata"], value["value"]), VariantPath.from_normalized(path), type_name)

@@ -68,9 +68,9 @@ from varlake.expr import (
     parse_predicate,
     referenced_columns,
 )
+from varlake.expr.rows import row_variant_get
 from varlake.expr.types import TypeFamily, family_of
 from varlake.read import plan_scan, schema_types
-from varlake.read.arrow_reader import _variant_get
 from varlake.read.row_matches import RowMatcher, added_file_matcher
 from varlake.delta.transaction import ReadSet
 from varlake.write.row_changes import (
@@ -408,7 +408,7 @@ def _compile_clauses(
         what = f"WHEN clause {i + 1} ({clause.kind.replace('_', ' ')} {clause.action})"
         condition = None
         if clause.condition is not None:
-            condition = RowEvaluator(bind(parse_predicate(scope.qualify(clause.condition, what)), types), variant_get=_variant_get)
+            condition = RowEvaluator(bind(parse_predicate(scope.qualify(clause.condition, what)), types), variant_get=row_variant_get)
         compiled = None
         if clause.action in ("update", "insert"):
             assignments = clause.assignments
@@ -458,7 +458,7 @@ def stage_merge(
     types = scope.types()
     on_unbound = parse_predicate(scope.qualify(on, "ON"))
     on_bound = bind(on_unbound, types)
-    on_eval = RowEvaluator(on_bound, variant_get=_variant_get)
+    on_eval = RowEvaluator(on_bound, variant_get=row_variant_get)
     compiled = _compile_clauses(clauses, scope, types)
     has_nmbs = any(c.kind == "not_matched_by_source" for c in clauses)
     has_matched = any(c.kind == "matched" for c in clauses)

@@ -34,12 +34,13 @@ from varlake.errors import (
     UnsupportedExpressionError,
     VarlakeError,
 )
+from varlake.expr.rows import row_variant_get
 from varlake.expr import IsNull, bind, parse_term, term_type
 from varlake.expr.casts import can_cast, cast_value
 from varlake.expr.rows import _TermCompiler
 from varlake.expr.types import normalize_type
 from varlake.variant import Variant, parse_json, try_parse_json
-from varlake.variant.functions import cast_to_variant, variant_get
+from varlake.variant.functions import cast_to_variant
 
 __all__ = ["VARIANT_FUNCTIONS", "CompiledSet", "compile_set", "variant_patch_functions"]
 
@@ -77,13 +78,6 @@ def variant_patch_functions() -> dict[str, Callable[..., Any]]:
     return found
 
 
-def _variant_get(value: Any, path: str, type_name: str) -> Any:
-    from varlake.variant import VariantPath
-
-    variant = value if isinstance(value, Variant) else Variant(value["metadata"], value["value"])
-    return variant_get(variant, VariantPath.from_normalized(path), type_name)
-
-
 def as_variant(value: Any) -> Variant | None:
     """A Variant column's row value (``{"metadata", "value"}`` or a ``Variant``) as a ``Variant``."""
     if value is None or isinstance(value, Variant):
@@ -96,7 +90,7 @@ class _Compiler:
         self.types = types
         self.tz = session_tz
         self.text = text
-        self.terms = _TermCompiler(_variant_get)
+        self.terms = _TermCompiler(row_variant_get)
         self.patch = variant_patch_functions()
 
     def fail(self, what: str, node: exp.Expression) -> UnsupportedExpressionError:
