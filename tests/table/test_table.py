@@ -136,7 +136,8 @@ def test_skipping_never_changes_the_answer(tmp_path_factory: pytest.TempPathFact
     everything = t.scan().to_arrow()
     from varlake.expr import IsNotNull, RowEvaluator
     from varlake.read import bind_filter
-    from varlake.read.arrow_reader import _RowFilter, _variant_get
+    from varlake.expr.rows import row_variant_get as _variant_get
+    from varlake.read.arrow_reader import _RowFilter
     from varlake.read.residual import eager_terms
 
     from varlake.errors import ExpressionError

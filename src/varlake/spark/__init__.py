@@ -1,7 +1,9 @@
-"""varlake on PySpark: write DataFrames into tables, ingest JSON, plan reads.
+"""varlake on PySpark: write DataFrames into tables, ingest JSON, plan reads, change rows.
 
 Write side: ``write`` (``writer``), ``ingest_json`` (``ingest``), session helpers
-(``session``) and Spark <-> Delta schema conversion (``types``).
+(``session``) and Spark <-> Delta schema conversion (``types``). Row-level changes:
+``delete``, ``update``, ``merge`` (``dml``); ``sql`` runs queries (``reader``) and
+``DELETE``/``UPDATE``/``MERGE`` statements (``dml``).
 """
 
 from varlake.spark.ingest import IngestResult, ingest_json
@@ -10,6 +12,9 @@ from varlake.spark.writer import WriteResult, write
 
 __all__ = ["IngestResult", "WriteResult", "ingest_json", "local_session", "spark_conf", "write"]
 from varlake.spark.explain import Explanation, explain
-from varlake.spark.reader import read, sql
+from varlake.spark.reader import read
 
-__all__ += ["Explanation", "explain", "read", "sql"]
+__all__ += ["Explanation", "explain", "read"]
+from varlake.spark.dml import SparkMergeBuilder, delete, merge, sql, update
+
+__all__ += ["SparkMergeBuilder", "delete", "merge", "sql", "update"]

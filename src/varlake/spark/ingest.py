@@ -49,7 +49,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from varlake.errors import (
     DuplicateKeyError,
@@ -62,6 +62,7 @@ from varlake.errors import (
 )
 from varlake.semantics.types import backquote
 from varlake.spark.sampling import sample_lines, spark_line_reader
+from varlake.spark.uris import local_path
 from varlake.spark.writer import StagedWrite, commit_write, stage_write
 from varlake.write import SAMPLE_ROWS
 
@@ -142,11 +143,6 @@ def resolve_inputs(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[s
 def _hadoop_path(path: str) -> str:
     """A local path with Hadoop's glob characters escaped (Spark globs every path)."""
     return "".join("\\" + c if c in _HADOOP_GLOB_CHARS else c for c in path)
-
-
-def _local_path(uri: str) -> str:
-    parts = urlsplit(uri)
-    return unquote(parts.path) if parts.scheme in ("file", "") else uri
 
 
 # --- reasons (runs on executors, bad lines only) ------------------------------------------------------------
@@ -283,7 +279,7 @@ def ingest_json(
     staged_q: StagedWrite | None = None
     if bad_total:
         say(f"quarantining {bad_total:,} bad lines from {len(bad_files)} file(s) to {quarantine_path}")
-        local = [_local_path(f) for f in bad_files]
+        local = [local_path(f) for f in bad_files]
         lines = _line_frame(spark, local, multiline)
         blocks = lines.groupBy("_file", "_block").agg(F.count(F.lit(1)).alias("n"), F.min("_rid").alias("first")).collect()
         if sum(b["n"] for b in blocks) > read:
@@ -404,7 +400,7 @@ def _quarantine_rows(spark: Any, lines: Any, blocks: list[Any], ingest_id: str) 
     for file, parts in by_file.items():
         before = 0
         for b in sorted(parts, key=lambda r: r["_block"]):
-            offsets.append((file, b["_block"], b["first"], before, _local_path(file)))
+            offsets.append((file, b["_block"], b["first"], before, local_path(file)))
             before += b["n"]
     offsets_df = spark.createDataFrame(
         offsets, "_file string, _block bigint, _first bigint, _before bigint, _path string"

@@ -46,6 +46,8 @@ from varlake.delta.snapshot import Snapshot
 from varlake.errors import TableError
 from varlake.semantics.types import backquote
 from varlake.spark.deleted_rows import DeletedRows, keep_sql
+from varlake.spark.types import holds_variant
+from varlake.spark.uris import local_path, spark_file_name
 from varlake.spark.planner import (
     ISNULL,
     FileGroup,
@@ -278,7 +280,7 @@ def _leaf_schema(leaves: Mapping[PathUse, str], column: tuple[str, ...]) -> Any:
     return build(tree)
 
 
-def _partition_sql(plan: TablePlan, name: str, raw: str | None) -> str:
+def partition_sql(plan: TablePlan, name: str, raw: str | None) -> str:
     """A partition value as a typed literal (``varlake.semantics.partition_values`` reads the
     stored text; Spark casts varlake's own spelling of it, timestamps in UTC with ``Z``)."""
     from varlake.semantics import partition_values
@@ -470,7 +472,7 @@ def _read_frame(
     read_names: dict[tuple[str, ...], tuple[str, ...]] = {}  # a used Variant column's path -> its read names
     for i, f in enumerate(spark_schema.fields):
         if f.name in partitions:
-            columns.append(f"{_partition_sql(plan, f.name, partitions[f.name])} AS {backquote(f.name)}")
+            columns.append(f"{partition_sql(plan, f.name, partitions[f.name])} AS {backquote(f.name)}")
             continue
         source = files[i] if files is not None else f
         if shredded:
@@ -538,25 +540,15 @@ def _without_deleted_rows(session: Any, plan: TablePlan, tasks: Sequence[Any], r
     from varlake.delta.deletion_vectors import keep_mask
 
     relation = _parquet_read(session, plan, tasks, read_schema)
-    spelled = {_local_path(uri): spark_file_name(uri) for uri in relation.inputFiles()}
     files = []
-    for task in tasks:
-        deleted = plan.table.deleted_rows(task)
-        where = f"{plan.table.path}: data file {task.relative_path!r}"
+    for found, task in deleted_rows_by_name(relation, plan.table, tasks):
         if task.physical_records is not None:  # numRecords is required with a DV: check it bounds the DV
-            keep_mask(deleted, task.physical_records, f"{where} (rows counted by its numRecords)")
-        location = plan.table.open_file(task.relative_path)
-        name = spelled.get(os.path.normpath(location))
-        if name is None:
-            raise TableError(f"{where}: Spark lists {location!r} under no name varlake recognises")
-        files.append(DeletedRows(name, _file_size(plan, task), deleted))
+            keep_mask(found.rows, task.physical_records, f"{plan.table.path}: data file {task.relative_path!r} (rows counted by its numRecords)")
+        files.append(found)
     guard = f"{plan.table.path}: a file with a deletion vector is named otherwise than varlake expects"
     keep = keep_sql(files, _DV_ROW, _DV_FILE, _DV_SIZE, guard)
     names = [backquote(f.name) for f in read_schema.fields]
-    masked = [
-        f"IF({_DV_KEEP}, {name}, NULL) AS {name}" if _holds_variant(f.dataType) else name
-        for f, name in zip(read_schema.fields, names)
-    ]
+    masked = variants_masked(read_schema.fields, names, _DV_KEEP)
     return (
         relation.selectExpr(
             *names, f"_metadata.file_path AS {_DV_FILE}", f"_metadata.row_index AS {_DV_ROW}", f"_metadata.file_size AS {_DV_SIZE}"
@@ -567,44 +559,35 @@ def _without_deleted_rows(session: Any, plan: TablePlan, tasks: Sequence[Any], r
     )
 
 
-def _holds_variant(dtype: Any) -> bool:
-    """Whether a Spark type is or holds a Variant."""
-    from pyspark.sql.types import ArrayType as SparkArray
-    from pyspark.sql.types import MapType as SparkMap
-    from pyspark.sql.types import StructType as SparkStruct
-    from pyspark.sql.types import VariantType as SparkVariant
-
-    if isinstance(dtype, SparkVariant):
-        return True
-    if isinstance(dtype, SparkStruct):
-        return any(_holds_variant(f.dataType) for f in dtype.fields)
-    if isinstance(dtype, SparkArray):
-        return _holds_variant(dtype.elementType)
-    if isinstance(dtype, SparkMap):
-        return _holds_variant(dtype.keyType) or _holds_variant(dtype.valueType)
-    return False
-
-
-def _file_size(plan: TablePlan, task: Any) -> int:
+def file_size(table: Table, task: Any) -> int:
     """A data file's size as its storage lists it (what Spark's ``_metadata.file_size`` says)."""
     try:
-        return int(plan.table.storage.info(f"{plan.table.path}/{task.relative_path}").size)
+        return int(table.storage.info(f"{table.path}/{task.relative_path}").size)
     except Exception:  # noqa: BLE001 -- the add's size is the file's size in a sound table
         return int(task.add.size)
 
 
-def spark_file_name(uri: str) -> str:
-    """``_metadata.file_path`` of a file a relation lists as ``uri``: a local file's row
-    names it without the empty authority (``file:/x``, where the listing has ``file:///x``)."""
-    return "file:/" + uri[len("file:///") :] if uri.startswith("file:///") else uri
+def deleted_rows_by_name(relation: Any, table: Table, tasks: Sequence[Any]) -> list[tuple[DeletedRows, Any]]:
+    """Each task's deleted rows (empty without a deletion vector) under the name Spark's
+    ``_metadata.file_path`` gives its file in ``relation`` (its own file index,
+    ``inputFiles``); a file listed under no name varlake recognises raises."""
+    spelled = {local_path(uri): spark_file_name(uri) for uri in relation.inputFiles()}
+    out = []
+    for task in tasks:
+        location = table.open_file(task.relative_path)
+        name = spelled.get(os.path.normpath(location))
+        if name is None:
+            raise TableError(
+                f"{table.path}: data file {task.relative_path!r}: Spark lists {location!r} under no name varlake recognises"
+            )
+        out.append((DeletedRows(name, file_size(table, task), table.deleted_rows(task)), task))
+    return out
 
 
-def _local_path(uri: str) -> str:
-    """The local path of a ``file:`` URI as Spark lists it (``file:/a%20b`` -> ``/a b``)."""
-    from urllib.parse import unquote, urlsplit
-
-    parts = urlsplit(uri)
-    return os.path.normpath(unquote(parts.path)) if parts.scheme in ("", "file") else uri
+def variants_masked(fields: Sequence[Any], names: Sequence[str], keep: str) -> list[str]:
+    """Select expressions reading each column, those holding Variants as ``IF(keep, v, NULL)``
+    (so Spark never extracts from a deleted row inside the scan)."""
+    return [f"IF({keep}, {n}, NULL) AS {n}" if holds_variant(f.dataType) else n for f, n in zip(fields, names)]
 
 
 def _empty_frame(session: Any, plan: TablePlan, derived: Mapping[PathUse, str]) -> Any:

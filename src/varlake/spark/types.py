@@ -65,6 +65,7 @@ def nullable_schema(schema: StructType) -> StructType:
 
 
 __all__ = [
+    "holds_variant",
     "as_nullable",
     "fits_nullability",
     "nullable_schema",
@@ -73,3 +74,19 @@ __all__ = [
     "to_spark_schema",
     "to_spark_type",
 ]
+
+
+def holds_variant(dtype: Any) -> bool:
+    """Whether a Spark type is or holds a Variant."""
+    from pyspark.sql.types import ArrayType, MapType, StructType, VariantType
+
+    if isinstance(dtype, VariantType):
+        return True
+    if isinstance(dtype, StructType):
+        return any(holds_variant(f.dataType) for f in dtype.fields)
+    if isinstance(dtype, ArrayType):
+        return holds_variant(dtype.elementType)
+    if isinstance(dtype, MapType):
+        return holds_variant(dtype.keyType) or holds_variant(dtype.valueType)
+    return False
+

@@ -83,7 +83,7 @@ from varlake.write.row_changes import (
 )
 from varlake.write.set_exprs import CompiledSet, compile_set
 
-__all__ = ["MergeBuilder", "MergeClause", "stage_merge"]
+__all__ = ["MergeBuilder", "MergeClause", "MergeScope", "cardinality_ok", "equi_keys", "skipping_filter", "stage_merge"]
 
 ClauseKind = TypingLiteral["matched", "not_matched", "not_matched_by_source"]
 ClauseAction = TypingLiteral["update", "delete", "insert"]
@@ -199,7 +199,7 @@ def _assignments(value: Mapping[str, str] | str) -> Mapping[str, str] | None:
 
 
 @dataclass(frozen=True)
-class _Scope:
+class MergeScope:
     """The two sides' names and types, and the combined row types the expression layer binds."""
 
     target_alias: str
@@ -299,7 +299,7 @@ def _key_value(value: Any) -> Any:
     return value
 
 
-def _equi_keys(on: Predicate, scope: _Scope, types: Mapping[tuple[str, ...], str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+def equi_keys(on: Predicate, scope: MergeScope, types: Mapping[tuple[str, ...], str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """``(target path, source path)`` of the ``on`` conjuncts that are ``t.x = s.y`` on plain
     columns of one type family (hash-joinable with Python equality)."""
     pairs = []
@@ -356,8 +356,8 @@ def _rows_with_source_keys(
     return mask
 
 
-def _skipping_filter(
-    on_unbound: Predicate, scope: _Scope, keys: Sequence[tuple[tuple[str, ...], tuple[str, ...]]], source_rows: list[dict[str, Any]], types: Mapping[tuple[str, ...], str]
+def skipping_filter(
+    on_unbound: Predicate, scope: MergeScope, keys: Sequence[tuple[tuple[str, ...], tuple[str, ...]]], source_rows: list[dict[str, Any]], types: Mapping[tuple[str, ...], str]
 ) -> Predicate | None:
     """What ``on`` implies about a matching target row, over target columns only."""
     parts: list[Predicate] = []
@@ -399,7 +399,7 @@ class _Compiled:
 
 
 def _compile_clauses(
-    clauses: Sequence[MergeClause], scope: _Scope, types: Mapping[tuple[str, ...], str]
+    clauses: Sequence[MergeClause], scope: MergeScope, types: Mapping[tuple[str, ...], str]
 ) -> list[tuple[MergeClause, RowEvaluator | None, CompiledSet | None]]:
     out = []
     target_types = schema_types(scope.target_schema)
@@ -430,7 +430,7 @@ def _compile_clauses(
     return out
 
 
-def _cardinality_ok(clauses: Sequence[MergeClause]) -> bool:
+def cardinality_ok(clauses: Sequence[MergeClause]) -> bool:
     """Several source rows may match one target row only when the sole matched clause is an
     unconditional DELETE (Delta's rule)."""
     matched = [c for c in clauses if c.kind == "matched"]
@@ -454,7 +454,7 @@ def stage_merge(
         raise AppendOnlyTableError(
             f"{root}: the table is append-only ({C.PROP_APPEND_ONLY}=true): MERGE may only insert; nothing was written"
         )
-    scope = _Scope(target_alias, source_alias, snapshot.schema, schema_from_arrow(source.schema))
+    scope = MergeScope(target_alias, source_alias, snapshot.schema, schema_from_arrow(source.schema))
     types = scope.types()
     on_unbound = parse_predicate(scope.qualify(on, "ON"))
     on_bound = bind(on_unbound, types)
@@ -463,10 +463,10 @@ def stage_merge(
     has_nmbs = any(c.kind == "not_matched_by_source" for c in clauses)
     has_matched = any(c.kind == "matched" for c in clauses)
     source_rows = source.to_pylist()
-    keys = _equi_keys(on_bound, scope, types)
+    keys = equi_keys(on_bound, scope, types)
 
     # candidate target rows
-    pruning = None if has_nmbs else _skipping_filter(on_unbound, scope, keys, source_rows, types)
+    pruning = None if has_nmbs else skipping_filter(on_unbound, scope, keys, source_rows, types)
     plan = plan_scan(snapshot, target.log.root_location, pruning)
     matcher = RowMatcher(plan, target.open_file, target.deleted_rows)
     files = [matcher.match(task, all_columns=True) for task in plan.tasks] if (has_matched or has_nmbs or source_rows) else []
@@ -510,7 +510,7 @@ def stage_merge(
             else:
                 candidates = range(len(source_rows))
             matches = [j for j in candidates if on_eval.matches({target_alias: trow, source_alias: source_rows[j]})]
-            if len(matches) > 1 and not _cardinality_ok(clauses):
+            if len(matches) > 1 and not cardinality_ok(clauses):
                 raise MergeCardinalityError(
                     f"{root}: MERGE: {len(matches)} source rows match the same target row "
                     f"(file {found.task.relative_path!r}, row {int(position)}); "
