@@ -92,12 +92,13 @@ def test_fresh_cli_keeps_spark_logs_off_the_terminal(table: Path, tmp_path: Path
     env = {**os.environ, "VARLAKE_SPARK_LOG": str(tmp_path / "spark.log")}
     cmd = [sys.executable, "-m", "varlake.cli", "query", str(table), "SELECT count(*) AS n FROM {t}", "-f", "json",
            "--master", "local[1]"]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [{"n": N}]
     noise = re.compile(r"WARN|log4j|Using incubator|Setting default log level|setLogLevel|NativeCodeLoader")
     assert not noise.search(done.stdout + done.stderr), done.stderr
     assert (tmp_path / "spark.log").exists()  # the JVM's output went there
+    assert not (tmp_path / "spark-warehouse").exists()  # nothing left in the working directory
 
 
 def test_json_output_stays_strict_json_for_non_finite_floats() -> None:
