@@ -268,3 +268,53 @@ def test_updated_rows_are_checked_against_constraints(spark, tmp_path: Path) -> 
     ).collect()  # fmt: skip
     assert (out[0].num_updated_rows, out[0].num_inserted_rows) == (1, 1)
     assert sorted((r["id"], r["x"]) for r in Table(path).scan().to_arrow().to_pylist()) == [(0, 1), (1, 50), (2, 3), (9, 90)]
+
+
+# --- random sequences: the Spark path and the Python path agree ------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_OPS = st.one_of(
+    st.tuples(st.just("delete"), st.integers(0, 9), st.integers(0, 4)),
+    st.tuples(st.just("update"), st.integers(0, 9), st.integers(-50, 50)),
+    st.tuples(st.just("merge"), st.integers(0, 60), st.integers(1, 12)),
+)
+
+
+def _apply(spark, op: tuple, a: Path, b: Path) -> None:
+    kind, p, q = op
+    if kind == "delete":
+        where = f"x = {p} OR v:user.id::int = {q}"
+        ra, rb = vs.delete(spark, a, where), Table(b).delete(where)
+        assert ra.num_deleted_rows == rb.num_deleted_rows
+    elif kind == "update":
+        where, assign = f"x >= {p}", {"x": f"x + {q}", "v": f"variant_set(v, '$.n', {q})"}
+        ra, rb = vs.update(spark, a, assign, where), Table(b).update(assign, where=where)
+        assert ra.num_updated_rows == rb.num_updated_rows
+    else:
+        data = [{"id": i, "x": i % 10, "p": "ab"[i % 2], "v": {"user": {"id": i % 5}, "n": i}} for i in range(p, p + q)]
+        clauses = lambda m: m.when_matched_update({"x": "t.x + s.x"}, condition="s.id % 3 = 0").when_matched_delete(  # noqa: E731
+            condition="s.id % 3 = 1"
+        ).when_not_matched_insert_all()
+        ra = clauses(vs.merge(spark, a, source_df(spark, data), "t.id = s.id")).execute()
+        rb = clauses(Table(b).merge(data, "t.id = s.id")).execute()
+        assert (ra.num_updated_rows, ra.num_deleted_rows, ra.num_inserted_rows) == (
+            rb.num_updated_rows, rb.num_deleted_rows, rb.num_inserted_rows
+        )  # fmt: skip
+
+
+@settings(max_examples=5, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(
+    layout=st.tuples(st.booleans(), st.booleans(), st.booleans()),
+    ops=st.lists(_OPS, min_size=2, max_size=3),
+)
+def test_random_sequences_agree_with_the_python_path(spark, tmp_path_factory, layout, ops) -> None:
+    partitioned, shredded, dv = layout
+    root = tmp_path_factory.mktemp("seq")
+    a, b = copies(root, partitioned=partitioned, shredded=shredded, dv=dv, n=24)
+    for op in ops:
+        _apply(spark, op, a, b)
+        assert rows(a) == rows(b), op
+    for version in range(Table(a).version + 1):
+        assert rows(a, version) == rows(b, version)
