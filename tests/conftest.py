@@ -21,6 +21,15 @@ def testdata() -> Path:
 
 
 @pytest.fixture(scope="session")
+def golden_tables(testdata: Path) -> Path:
+    """Delta's golden tables (``../shared/testdata/delta/golden``): missing data fails, never skips."""
+    golden = testdata / "delta" / "golden"
+    if not golden.is_dir():
+        pytest.fail(f"Delta's golden tables not found at {golden}")
+    return golden
+
+
+@pytest.fixture(scope="session")
 def spark():
     """A local SparkSession shared by every test (UTC, small shuffles, no UI)."""
     from pyspark.sql import SparkSession

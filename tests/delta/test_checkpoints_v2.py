@@ -33,7 +33,7 @@ from varlake.errors import (
 )
 
 from golden_expected import GOLDEN  # noqa: E402 - one place says where the golden tables are
-pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
+pytestmark = pytest.mark.usefixtures("golden_tables")
 
 V2_NAME = "00000000000000000002.checkpoint.6374b053-df23-479b-b2cf-c9c550132b49.json"
 IDS = list(range(10))

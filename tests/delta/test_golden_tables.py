@@ -27,7 +27,7 @@ from golden_expected import GOLDEN  # noqa: E402 - one place says where the gold
 #: Golden table -> reader features it needs that varlake does not support yet.
 PENDING_FEATURES: dict[str, tuple[str, ...]] = {}
 
-pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
+pytestmark = pytest.mark.usefixtures("golden_tables")
 
 
 def _param(name: str, *extra: Any) -> Any:

@@ -16,7 +16,7 @@ from handmade_tables import ID_MODE, ID_MODE_ROWS, add, commit, field, id_mode_t
 from varlake.errors import ColumnMappingError
 
 from golden_expected import GOLDEN, SKIPPING_LITERALS  # noqa: E402 - one place says where the golden tables are
-golden = pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
+golden = pytest.mark.usefixtures("golden_tables")
 
 NAME_MODE = {"delta.columnMapping.mode": "name", "delta.columnMapping.maxColumnId": "9"}
 

@@ -96,7 +96,7 @@ def test_spark_appends_to_created_name_and_id_mode_tables(spark: Any, tmp_path: 
     assert sorted(r.id for r in vs.read(spark, id_root, where="s.a >= 2").collect()) == [2, 3]
 
 
-@pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
+@pytest.mark.usefixtures("golden_tables")
 @pytest.mark.parametrize("name", ["data-skipping-basic-stats-all-types-columnmapping-id", "table-with-columnmapping-mode-name"])
 def test_spark_append_to_delta_mapped_table(spark: Any, tmp_path: Path, name: str) -> None:
     """Delta's own tables (id mode; name mode with arrays, maps and structs nested in each

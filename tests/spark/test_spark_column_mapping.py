@@ -14,7 +14,7 @@ import varlake.spark as vs
 from golden_expected import EXPECTED, GOLDEN, canonical_rows as _canon, spark_plain as _plain
 
 
-pytestmark = [pytest.mark.spark, pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")]
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("golden_tables")]
 
 _CM_SELECT = [
     "ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType", "decimal",

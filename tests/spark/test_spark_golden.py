@@ -29,7 +29,7 @@ CASES: dict[str, list[str] | None] = {
 
 
 
-pytestmark = [pytestmark, pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")]
+pytestmark = [pytestmark, pytest.mark.usefixtures("golden_tables")]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

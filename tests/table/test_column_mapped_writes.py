@@ -27,7 +27,7 @@ from varlake.delta.protocol import legacy_writer_features, required_protocol
 from varlake.errors import ColumnMappingError, CommitConflictError, InvalidCommitError
 from varlake.write import PendingWrite, commit_write
 
-golden = pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
+golden = pytest.mark.usefixtures("golden_tables")
 
 NESTED = "id bigint, s struct<a: int, t: struct<b: string>>, l array<struct<x: int>>, m map<string, struct<y: bigint>>"
 NESTED_ROWS = [

@@ -53,11 +53,16 @@ def _four(data: bytes, i: int) -> tuple[str, int]:
 
 
 def java_utf8_decode(data: bytes) -> str:
-    """``new String(data, StandardCharsets.UTF_8)``."""
+    """``new String(data, StandardCharsets.UTF_8)``: Python's decoder where the bytes are
+    valid UTF-8 (the two agree there), else Java's replacement rules, byte by byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        pass
+        return _java_replacing_decode(data)
+
+
+def _java_replacing_decode(data: bytes) -> str:
+    """Java's decoding of bytes that are not valid UTF-8 (its replacement rules differ from Python's)."""
     out: list[str] = []
     i, size = 0, len(data)
     while i < size:
