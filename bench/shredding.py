@@ -8,18 +8,28 @@ objects and arrays of objects, from a fixed seed). In one run it measures:
 * a full read back to unshredded Variants (``varlake.io.parquet_read.read_parquet``) of
   both files, and pyarrow's raw read of the unshredded file;
 * bytes read and time for one perfectly shredded path (``$.user.country``) against a
-  full read of the Variant column, counted at the file object. Target: <= 10% of bytes.
+  full read of the Variant column, counted at the file object. Target: <= 10% of bytes;
+* ``Table.append`` into a table with shredding on (schema inference from the first
+  10,000 rows, shredding, Parquet, commit) and ``Table.scan().to_arrow()`` of that table
+  (every Variant reassembled), on the column-at-a-time path (``shred.columnar``) against
+  the row-by-row path it replaced (``shred.shred_rows``, the row-by-row ``infer.collect``,
+  and for the read the per-chunk rebuild that concatenated its batches), in the same run:
+  one untimed warm-up each, then ``--repeat`` interleaved runs; medians, with the load
+  average (the machine is shared). Targets: append >= 100k rows/s, read >= 500k rows/s.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
+import os
 import random
+import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,7 +38,11 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+import varlake.io.parquet_read as parquet_read  # noqa: E402
 from varlake.io.parquet_read import read_parquet  # noqa: E402
+from varlake.shred import columnar, infer, nested  # noqa: E402
+from varlake.shred import shred as shred_module  # noqa: E402
+from varlake.table import Table  # noqa: E402
 from varlake.io.parquet_write import write_parquet  # noqa: E402
 from varlake.shred.infer import infer_shredding_schema  # noqa: E402
 from varlake.variant import Variant  # noqa: E402
@@ -173,10 +187,88 @@ def counted_read(path: Path, **kw: Any) -> tuple[pa.Table, int, float]:
     return table, nbytes, seconds
 
 
+def _refuse(*args: Any, **kwargs: Any) -> Any:
+    raise columnar.Fallback
+
+
+def _rewrite_per_chunk(column: Any, paths: Any, *, source: str = "<data>", name: str = "column", row_offset: int = 0) -> Any:
+    """The read path before: every chunk rebuilt on its own and its batches concatenated."""
+    if not isinstance(column, pa.ChunkedArray) or paths != [()]:
+        return nested.unshred_nested(column, paths, source=source, name=name, row_offset=row_offset)
+    chunks, offset = [], row_offset
+    for chunk in column.chunks:
+        chunks.append(nested._rewrite(chunk, paths, source, (name,), offset))
+        offset += len(chunk)
+    return pa.chunked_array(chunks, type=nested.unshredded_type(column.type, paths))
+
+
+@contextlib.contextmanager
+def row_by_row() -> Iterator[None]:
+    """The previous paths: shredding and inference row by row, the read per chunk."""
+    saved = (shred_module.shred_columnar, infer.collect_columnar, parquet_read.unshred_nested)
+    shred_module.shred_columnar = _refuse  # type: ignore[assignment]
+    infer.collect_columnar = _refuse  # type: ignore[assignment]
+    parquet_read.unshred_nested = _rewrite_per_chunk  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        shred_module.shred_columnar, infer.collect_columnar, parquet_read.unshred_nested = saved
+
+
+def table_paths(data: pa.Table, repeat: int, tmp: str) -> None:
+    """``Table.append`` and ``Table.scan().to_arrow()`` with shredding, new path against old."""
+    n = data.num_rows
+    props = {"delta.enableVariantShredding": "true"}
+    times: dict[str, list[float]] = {"append new": [], "append old": [], "read new": [], "read old": []}
+    cpu: dict[str, list[float]] = {k: [] for k in times}
+    loads = [os.getloadavg()[0]]
+    check: dict[str, pa.Table] = {}
+    for run in range(repeat + 1):  # run 0 is the warm-up
+        for label, ctx in (("new", contextlib.nullcontext()), ("old", row_by_row())):
+            with ctx:
+                t = Table.create(f"{tmp}/t_{label}_{run}", "id bigint, v variant", properties=props)
+                start, start_cpu = time.perf_counter(), time.process_time()
+                t.append(data)
+                appended, appended_cpu = time.perf_counter() - start, time.process_time() - start_cpu
+                start, start_cpu = time.perf_counter(), time.process_time()
+                back = t.scan().to_arrow()
+                read, read_cpu = time.perf_counter() - start, time.process_time() - start_cpu
+            assert back.num_rows == n
+            if run == 0:
+                check[label] = back
+            else:
+                times[f"append {label}"].append(appended)
+                times[f"read {label}"].append(read)
+                cpu[f"append {label}"].append(appended_cpu)
+                cpu[f"read {label}"].append(read_cpu)
+            loads.append(os.getloadavg()[0])
+    new, old = check["new"].sort_by("id"), check["old"].sort_by("id")
+    for i in (0, n // 2, n - 1):
+        a, b = new.column("v")[i], old.column("v")[i]
+        a = a.value if hasattr(a, "value") and not isinstance(a, pa.StructScalar) else a
+        b = b.value if hasattr(b, "value") and not isinstance(b, pa.StructScalar) else b
+        assert Variant(a["metadata"].as_py(), a["value"].as_py()) == Variant(b["metadata"].as_py(), b["value"].as_py())
+    print(f"\n== Table.append / Table.scan().to_arrow() with shredding, {n:,} rows, median of {repeat} interleaved runs ==")
+    print(f"load average (1 min) during the runs: min {min(loads):.1f}, median {statistics.median(loads):.1f}, max {max(loads):.1f} on {os.cpu_count()} cores")
+    for what, target in (("append", 100_000), ("read", 500_000)):
+        med_new = statistics.median(times[f"{what} new"])
+        med_old = statistics.median(times[f"{what} old"])
+        spread = max(times[f"{what} new"]) / min(times[f"{what} new"])
+        cpu_new = statistics.median(cpu[f"{what} new"])
+        cpu_old = statistics.median(cpu[f"{what} old"])
+        print(f"{what:6s} column-at-a-time: {n / med_new:10,.0f} rows/s   row-by-row: {n / med_old:10,.0f} rows/s   "
+              f"speed-up {med_old / med_new:4.1f}x   (target {target:,} rows/s; max/min of the new runs {spread:.2f})")
+        print(f"{'':6s} per CPU second:   {n / cpu_new:10,.0f} rows/s   row-by-row: {n / cpu_old:10,.0f} rows/s   "
+              f"speed-up {cpu_old / cpu_new:4.1f}x   (process CPU time: what the run costs without the other load)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--path", default="$.user.country")
+    ap.add_argument("--table-rows", type=int, default=200_000, help="rows appended in the Table section (0: skip it)")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs of each path in the Table section")
+    ap.add_argument("--only-table", action="store_true", help="run only the Table section")
     args = ap.parse_args()
     n = args.rows
 
@@ -187,6 +279,12 @@ def main() -> None:
     variant_mb = (column.field("metadata").nbytes + column.field("value").nbytes) / 1e6
     del variants
     print(f"generated {n:,} events ({variant_mb:.0f} MB of Variant bytes) in {t_gen:.1f} s")
+
+    if args.table_rows:
+        with tempfile.TemporaryDirectory() as tmp:
+            table_paths(table.slice(0, args.table_rows), args.repeat, tmp)
+    if args.only_table:
+        return
 
     step = max(1, n // 100_000)
     schema, t_infer = timed(lambda: infer_shredding_schema(column.take(pa.array(range(0, n, step)))))

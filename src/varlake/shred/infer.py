@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from varlake.errors import ShreddingError
+from varlake.shred.columnar import Fallback, Kinds, collect_columnar
 from varlake.shred.schema import (
     MAX_DECIMAL_PRECISION,
     TIME_US,
@@ -136,6 +137,9 @@ class _Collector:
                 self._observe(node.element, keys, b, ep, row, depth + 1)
 
 
+_KINDS = Kinds(_KIND_OF_PRIMITIVE, OBJECT, ARRAY, STRING, INT, DECIMAL)
+
+
 def _entries(keys: list[str], b: bytes, p: int) -> list[tuple[str, int]]:
     n, isz, osz, ids, offs, data = dec.object_layout(b, p)
     read = dec.read_uint
@@ -149,6 +153,10 @@ def collect(sample: Iterable[Variant | None] | pa.Array | pa.ChunkedArray, max_d
         arr = sample.combine_chunks() if isinstance(sample, pa.ChunkedArray) else sample
         if not pa.types.is_struct(arr.type) or arr.type.get_field_index("metadata") < 0 or arr.type.get_field_index("value") < 0:
             raise ShreddingError(f"inference needs a Variant column struct<metadata, value>, got {arr.type}")
+        try:  # a column at a time; what that leaves alone goes row by row below
+            return collect_columnar(arr, max_depth, _KINDS, PathStats)
+        except Fallback:
+            pass
         valid = arr.is_valid().to_pylist()
         metas = arr.field("metadata").to_pylist()
         values = arr.field("value").to_pylist()

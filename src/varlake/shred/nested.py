@@ -95,6 +95,8 @@ def unshred_nested(
     """
     if not paths:
         return column
+    if paths == [()]:  # the column itself: rebuilt batch by batch, no concatenation
+        return unshred_variant(column, where=f"{source}: column {name!r}", row_offset=row_offset)
     if isinstance(column, pa.ChunkedArray):
         chunks = []
         offset = row_offset

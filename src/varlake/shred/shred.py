@@ -1,8 +1,9 @@
 """Shredding: Variant values -> the physical ``{metadata, value, typed_value}`` layout.
 
-The work is columnar: each level of the schema walks all rows once, handing its
-children the positions of their sub-values inside the original row buffers, so no
-value is decoded twice and nothing is copied until it lands in an output column.
+``shred`` runs the numpy/Arrow kernels of ``columnar``. ``shred_rows`` is the reference
+they must equal, and the path for input they leave alone: each level of the schema walks
+all rows in Python once, handing its children the positions of their sub-values inside
+the original row buffers, so no value is decoded twice.
 
 Rules (VariantShredding.md):
 * a leaf value goes to ``typed_value`` when it has the leaf's type; integers of a
@@ -21,138 +22,24 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from varlake.errors import MalformedVariantError, ShreddingError
+from varlake.shred.columnar import Fallback, shred_columnar
+from varlake.shred.leaf_convert import NO, leaf_converter
 from varlake.shred.schema import UUID_TYPE, ShreddingSchema, variant_struct
 from varlake.variant import Variant
 from varlake.variant import decoder as dec
 from varlake.variant.encoder import encode_object
 
-_I16 = struct.Struct("<h")
-_I32 = struct.Struct("<i")
-_I64 = struct.Struct("<q")
-_F32 = struct.Struct("<f")
-_F64 = struct.Struct("<d")
 _U32 = struct.Struct("<I")
-_NO = object()  # "this value does not fit the typed leaf"
+_NO = NO
 _KEY_CACHE_LIMIT = 4096
 _LEVEL_IDS = itertools.count()  # a fresh key per object level for _Dict.maps
-
-Converter = Callable[[bytes, int], Any]
-
-
-# --- leaf converters: (buffer, pos) -> Python value for the typed column, or _NO ------------------
-
-
-def _int_converter(bits: int) -> Converter:
-    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-
-    def conv(b: bytes, p: int) -> Any:
-        h = b[p]
-        if h == 0x0C:
-            v = b[p + 1]
-            return v - 256 if v > 127 else v
-        if h == 0x10:
-            v = _I16.unpack_from(b, p + 1)[0]
-        elif h == 0x14:
-            v = _I32.unpack_from(b, p + 1)[0]
-        elif h == 0x18:
-            v = _I64.unpack_from(b, p + 1)[0]
-        else:
-            return _NO
-        return v if lo <= v <= hi else _NO
-
-    return conv
-
-
-def _fixed_converter(header: int, unpacker: struct.Struct) -> Converter:
-    def conv(b: bytes, p: int) -> Any:
-        return unpacker.unpack_from(b, p + 1)[0] if b[p] == header else _NO
-
-    return conv
-
-
-def _bool(b: bytes, p: int) -> Any:
-    h = b[p]
-    return True if h == 0x04 else False if h == 0x08 else _NO
-
-
-def _string(b: bytes, p: int) -> Any:
-    h = b[p]
-    if h & 0x03 == 1:
-        return b[p + 1 : p + 1 + (h >> 2)].decode("utf-8")
-    if h == 0x40:
-        n = _U32.unpack_from(b, p + 1)[0]
-        return b[p + 5 : p + 5 + n].decode("utf-8")
-    return _NO
-
-
-def _binary(b: bytes, p: int) -> Any:
-    if b[p] == 0x3C:
-        n = _U32.unpack_from(b, p + 1)[0]
-        return b[p + 5 : p + 5 + n]
-    return _NO
-
-
-def _uuid(b: bytes, p: int) -> Any:
-    return b[p + 1 : p + 17] if b[p] == 0x50 else _NO
-
-
-def _decimal_converter(precision: int, scale: int) -> Converter:
-    """Decimals of scale <= ``scale`` and integers, rescaled when that loses nothing (as
-    Spark does with numeric scale changes allowed); they read back logically equal."""
-    limit = 10**precision
-    widths = {0x20: 4, 0x24: 8, 0x28: 16}
-    pow10 = [10**k for k in range(scale + 1)]
-    int_conv = _int_converter(64)
-
-    def conv(b: bytes, p: int) -> Any:
-        width = widths.get(b[p])
-        if width is None:
-            v = int_conv(b, p)
-            if v is _NO:
-                return _NO
-            unscaled = v * pow10[scale]
-        else:
-            s = b[p + 1]
-            if s > scale:
-                return _NO
-            unscaled = int.from_bytes(b[p + 2 : p + 2 + width], "little", signed=True) * pow10[scale - s]
-        return unscaled if -limit < unscaled < limit else _NO
-
-    return conv
-
-
-def leaf_converter(t: pa.DataType) -> Converter:
-    """The converter deciding which Variant values a typed leaf of type ``t`` holds."""
-    if pa.types.is_integer(t):
-        return _int_converter(t.bit_width)
-    if pa.types.is_decimal(t):
-        return _decimal_converter(t.precision, t.scale)
-    if t == UUID_TYPE:
-        return _uuid
-    simple: dict[pa.DataType, Converter] = {
-        pa.bool_(): _bool,
-        pa.string(): _string,
-        pa.binary(): _binary,
-        pa.float64(): _fixed_converter(0x1C, _F64),
-        pa.float32(): _fixed_converter(0x38, _F32),
-        pa.date32(): _fixed_converter(0x2C, _I32),
-        pa.time64("us"): _fixed_converter(0x44, _I64),
-        pa.timestamp("us", tz="UTC"): _fixed_converter(0x30, _I64),
-        pa.timestamp("us"): _fixed_converter(0x34, _I64),
-        pa.timestamp("ns", tz="UTC"): _fixed_converter(0x48, _I64),
-        pa.timestamp("ns"): _fixed_converter(0x4C, _I64),
-    }
-    conv = simple.get(t)
-    if conv is None:
-        raise ShreddingError(f"no shredding for leaf type {t}")
-    return conv
 
 
 def _typed_leaf_array(t: pa.DataType, items: list[Any]) -> pa.Array:
@@ -349,10 +236,7 @@ def _group(value: pa.Array, typed_value: pa.Array) -> pa.StructArray:
 # --- public entry points ------------------------------------------------------------------------------
 
 
-def _variant_parts(variants: pa.Array | pa.ChunkedArray, where: str) -> tuple[list[bytes | None], list[bytes | None]]:
-    if isinstance(variants, pa.ChunkedArray):
-        variants = variants.combine_chunks()
-    t = variants.type
+def _check_variant_type(t: pa.DataType, where: str) -> None:
     if not pa.types.is_struct(t) or t.get_field_index("metadata") < 0 or t.get_field_index("value") < 0:
         raise ShreddingError(f"{where}: expected struct<metadata: binary, value: binary>, got {t}")
     if t.get_field_index("typed_value") >= 0:
@@ -361,6 +245,12 @@ def _variant_parts(variants: pa.Array | pa.ChunkedArray, where: str) -> tuple[li
         ft = t.field(name).type
         if not (pa.types.is_binary(ft) or pa.types.is_large_binary(ft) or pa.types.is_binary_view(ft)):
             raise ShreddingError(f"{where}: Variant field {name!r} must be binary, got {ft}")
+
+
+def _variant_parts(variants: pa.Array | pa.ChunkedArray, where: str) -> tuple[list[bytes | None], list[bytes | None]]:
+    if isinstance(variants, pa.ChunkedArray):
+        variants = variants.combine_chunks()
+    _check_variant_type(variants.type, where)
     valid = variants.is_valid().to_pylist()
     metas = variants.field("metadata").to_pylist()
     values = variants.field("value").to_pylist()
@@ -382,8 +272,32 @@ def shred(
     """Shred a Variant column (``struct<metadata, value>``) into ``schema``'s physical layout.
 
     ``validate`` checks every input Variant fully first (slower). Malformed bytes raise
-    ``MalformedVariantError`` naming the column and row either way.
+    ``MalformedVariantError`` naming the column and row either way. The work is done a
+    column at a time (``columnar``); a column those kernels leave alone goes row by row
+    (``shred_rows``), with the same result.
     """
+    sch = ShreddingSchema.parse(schema)
+    if isinstance(variants, pa.ChunkedArray):
+        variants = variants.combine_chunks()
+    _check_variant_type(variants.type, column)
+    if not validate:
+        try:
+            meta, value, typed, mask = shred_columnar(variants, sch.arrow_type)
+        except Fallback:
+            pass
+        else:
+            return pa.StructArray.from_arrays([meta, value, typed], fields=list(variant_struct(sch)), mask=mask)
+    return shred_rows(variants, sch, validate=validate, column=column)
+
+
+def shred_rows(
+    variants: pa.Array | pa.ChunkedArray,
+    schema: ShreddingSchema | pa.DataType | str,
+    *,
+    validate: bool = False,
+    column: str = "variant",
+) -> pa.StructArray:
+    """``shred`` one value at a time in Python: the reference ``columnar`` must equal."""
     sch = ShreddingSchema.parse(schema)
     metas, values = _variant_parts(variants, column)
     if validate:

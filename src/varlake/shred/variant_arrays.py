@@ -125,17 +125,17 @@ def uint_width(values: np.ndarray) -> np.ndarray:
 def _put_uint(buf: np.ndarray, pos: np.ndarray, values: np.ndarray, widths: np.ndarray | int) -> None:
     """Write little-endian unsigned ints of per-row width (1-4 bytes) at ``pos``."""
     values = values.astype(np.int64, copy=False)
-    for b in range(4):
+    for b in range(4):  # bytes are cast before the scatter: numpy scatters uint8 into uint8 far faster
         if isinstance(widths, (int, np.integer)):
             if b >= widths:
                 break
-            buf[pos + b] = (values >> (8 * b)) & 0xFF
+            buf[pos + b] = ((values >> (8 * b)) & 0xFF).astype(np.uint8)
             continue
         m = widths > b
         if b == 0 or m.all():
-            buf[pos + b] = (values >> (8 * b)) & 0xFF
+            buf[pos + b] = ((values >> (8 * b)) & 0xFF).astype(np.uint8)
         elif m.any():
-            buf[pos[m] + b] = (values[m] >> (8 * b)) & 0xFF
+            buf[pos[m] + b] = ((values[m] >> (8 * b)) & 0xFF).astype(np.uint8)
         else:
             break
 
