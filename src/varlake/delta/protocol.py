@@ -44,6 +44,7 @@ __all__ = [
     "legacy_writer_features",
     "required_protocol",
     "validate_metadata",
+    "with_writer_features",
 ]
 
 MAX_READER_VERSION = 3
@@ -292,3 +293,16 @@ def validate_metadata(metadata: Metadata, protocol: Protocol, where: str = "meta
         except ColumnMappingError as exc:
             raise InvalidCommitError(str(exc)) from None
     return schema
+
+
+def with_writer_features(protocol: Protocol, features: Iterable[str]) -> Protocol:
+    """``protocol`` also declaring writer-only ``features`` (e.g. ``domainMetadata`` before a
+    commit writes a domain): the same object when it already does, else a table-features
+    protocol (writer 7) keeping every feature the old one had."""
+    wanted = set(features)
+    have = _writer_features(protocol)
+    if wanted <= have:
+        return protocol
+    writer = sorted(have | wanted | _reader_features(protocol))
+    reader = protocol.reader_features if protocol.min_reader_version >= 3 else None
+    return Protocol(protocol.min_reader_version, 7, reader, tuple(writer))

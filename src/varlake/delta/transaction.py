@@ -225,6 +225,13 @@ def _validate_against(snapshot: Snapshot, actions: Sequence[Action], root_locati
             _check_dv_add(a, snapshot, protocol, cfg)
         if isinstance(a, DomainMetadata) and a.domain.startswith("delta."):
             raise InvalidCommitError(f"domain {a.domain!r} is system-controlled and cannot be set by a commit")
+        if isinstance(a, DomainMetadata) and C.DOMAIN_METADATA_FEATURE not in (
+            protocol.writer_feature_set if protocol.min_writer_version >= 7 else legacy_writer_features(protocol.min_writer_version)
+        ):
+            raise InvalidCommitError(
+                f"domain {a.domain!r}: writing a metadata domain needs the {C.DOMAIN_METADATA_FEATURE} writer feature "
+                "(commit a protocol declaring it)"
+            )
     return protocol, metadata
 
 
