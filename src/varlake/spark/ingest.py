@@ -37,6 +37,17 @@ How it runs on Spark -- one pass over the input when every line is good:
    (read from the Observation, written from the files' footers, quarantined from the
    quarantine files); then the quarantine and the target are committed, one version
    each. If anything fails before that, nothing is committed.
+
+*Incremental* (the default): the ingest of the same inputs into the same table is one
+``txn`` appId (``varlake.write.ingest_log``). A run lists the input files, drops those the
+table's record says were taken, and ingests the rest as the next *batch*: the table commit
+holds the rows, ``txn(appId, batch)`` and the updated record (files taken, and the batch's
+staged quarantine files) in ONE version; the quarantine is committed after it with the
+same ``txn``, and every run first completes the quarantine commit of the last batch. So a
+run killed before the table commit leaves nothing recorded (the files are taken again),
+one killed after it leaves the files taken and their bad lines still to be committed --
+once -- by the next run. A taken file that changed later (size or mtime) is reported, not
+ingested again. ``incremental=False`` ingests every input file as before.
 """
 
 from __future__ import annotations
@@ -47,7 +58,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote
 
@@ -65,6 +76,7 @@ from varlake.spark.sampling import sample_lines, spark_line_reader
 from varlake.spark.uris import local_path
 from varlake.spark.writer import StagedWrite, commit_write, stage_write
 from varlake.write import SAMPLE_ROWS
+from varlake.write.ingest_log import IngestRecord, QuarantineBatch, complete_quarantine, ingest_app_id, plan, source_files
 
 __all__ = ["IngestError", "IngestResult", "bad_line_reason", "ingest_json", "quarantine_path_for", "resolve_inputs"]
 
@@ -78,7 +90,9 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class IngestResult:
-    """What an ingest did; ``read == written + quarantined``."""
+    """What an ingest did; ``read == written + quarantined``. An incremental ingest also
+    gives the ``batch`` it recorded (its ``txn`` version) and the taken files that changed
+    since they were taken (not ingested again)."""
 
     table: str
     quarantine: str | None
@@ -95,6 +109,8 @@ class IngestResult:
     extracted_nulls: Mapping[str, int | None] = field(default_factory=dict)
     note: str | None = None
     seconds: float = 0.0
+    batch: int | None = None
+    changed_files: tuple[str, ...] = ()
 
     @property
     def consistent(self) -> bool:
@@ -224,15 +240,21 @@ def ingest_json(
     mode: str = "append",
     sample_rows: int = SAMPLE_ROWS,
     progress: Progress | None = None,
+    incremental: bool = True,
 ) -> IngestResult:
     """Ingest JSON Lines files (``multiline=True``: one JSON value per file) into ``table``.
 
     ``columns`` maps extra column names to ``$.path::type`` (``try_variant_get``) or a
     SQL expression over the ``doc_column``; ``partition_by`` names some of them.
-    """
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as F
 
+    ``incremental`` (the default): only files this ingest of the same inputs into the same
+    table has not taken yet are read, and the files taken are recorded in the table's
+    commit (``varlake.write.ingest_log``), so running it again over a growing directory
+    ingests every file exactly once, even after a run was killed. A taken file that changed
+    since (other size or mtime) is not ingested again (``IngestResult.changed_files``).
+    ``mode="overwrite"`` takes every input file again and records only those.
+    ``incremental=False`` reads every input file and records nothing.
+    """
     started = time.perf_counter()
     say = progress or (lambda _msg: None)
     columns = dict(columns or {})
@@ -242,32 +264,145 @@ def ingest_json(
     if missing:
         raise IngestError(f"partition columns {missing} must be extracted columns (--column NAME=SPEC)")
     files = resolve_inputs(input)
-    input_bytes = sum(os.path.getsize(f) for f in files)
     target_path = os.path.abspath(os.fspath(table))
     quarantine_path = os.path.abspath(os.fspath(quarantine)) if quarantine else quarantine_path_for(target_path)
-    ingest_id = str(uuid.uuid4())
-    target_existed = os.path.exists(target_path)
+    options = IngestOptions(target_path, quarantine_path, columns, tuple(partition_by), shredding, doc_column, multiline, mode, sample_rows)
+    if not incremental:
+        ingest_id = str(uuid.uuid4())
+        staged = _stage_files(spark, files, options, ingest_id, say)
+        q_version = commit_write(staged.quarantine).version if staged.quarantine is not None else None
+        return _commit_and_report(staged, options, ingest_id, files, started, say, q_version=q_version)
+
+    sources = [os.fspath(i) for i in ([input] if isinstance(input, (str, os.PathLike)) else list(input))]
+    app_id = ingest_app_id(sources, target_path)
+    record = IngestRecord.from_snapshot(latest_snapshot(target_path), app_id, sources)
+    recovered = None
+    if record.quarantine is not None:  # a killed run's table commit stands; finish its quarantine
+        recovered = complete_quarantine(record)
+        if recovered is not None:
+            say(f"committed the quarantine of batch {record.batch}, left by an interrupted run")
+    candidates = source_files(files)
+    new, changed = (candidates, []) if mode == "overwrite" else plan(record, candidates)
+    if changed:
+        say(f"{len(changed)} file(s) changed since they were ingested; they are not ingested again")
+    if not new:
+        return IngestResult(
+            table=target_path, quarantine=None, ingest_id=app_id, files=0, input_bytes=0, read=0, written=0,
+            quarantined=0, reasons={}, table_version=None, quarantine_version=None, layout={},
+            note=f"no new input files ({len(record.files):,} taken before)"
+            + (f"; committed the quarantine of batch {record.batch} left by an interrupted run" if recovered is not None else ""),
+            seconds=time.perf_counter() - started,
+            batch=record.batch, changed_files=tuple(f.path for f in changed),
+        )
+    paths = [f.path for f in new]
+    ingest_id = f"{app_id}/{record.batch + 1}"
+    staged = _stage_files(spark, paths, options, ingest_id, say)
+    q_batch = None
+    if staged.quarantine is not None:
+        q = staged.quarantine
+        q_batch = QuarantineBatch(q.root, q.adds, q.schema.to_schema_string(), dict(q.create_properties))
+        if q.metadata is not None or q.snapshot is not None and q.snapshot.metadata.partition_columns:
+            raise IngestError(f"{quarantine_path}: the quarantine table must be unpartitioned and unshredded")
+    after = record.taking(new, q_batch, replace=mode == "overwrite")
+    target = replace(staged.target, domains=(after.to_domain(),))
+    result = _commit_and_report(
+        replace(staged, target=target), options, ingest_id, paths, started, say,
+        app_id=app_id, app_version=after.batch,
+    )
+    note = result.note
+    q_version = None
+    if result.table_version is None:
+        note = f"a concurrent run of this ingest committed batch {after.batch} first; nothing was committed"
+        return replace(result, note=note, read=0, written=0, quarantined=0, quarantine=None, reasons={}, batch=record.batch)
+    try:  # after the commit point: a failure is reported, and the next run completes it
+        q_version = complete_quarantine(after)
+    except (VarlakeError, OSError) as exc:
+        note = f"{note + '; ' if note else ''}the quarantine commit is pending ({exc}); the next ingest completes it"
+    return replace(
+        result, quarantine_version=q_version, note=note, batch=after.batch,
+        changed_files=tuple(f.path for f in changed),
+    )
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """Where and how an ingest writes (one batch ingest, or every micro-batch of a stream)."""
+
+    target: str
+    quarantine: str
+    columns: Mapping[str, str]
+    partition_by: tuple[str, ...]
+    shredding: str
+    doc_column: str
+    multiline: bool
+    mode: str
+    sample_rows: int
+
+
+@dataclass(frozen=True)
+class StagedIngest:
+    """Both tables' files of one ingest, staged and counted (``read = written + quarantined``)."""
+
+    target: StagedWrite
+    quarantine: StagedWrite | None
+    read: int
+    input_bytes: int
+
+
+def latest_snapshot(path: str) -> Any:
+    """The latest snapshot of the table at ``path``, None when there is no table yet."""
+    from varlake.delta.table_log import DeltaLog
+    from varlake.errors import TableNotFoundError
+    from varlake.io.storage import LocalStorage
+
+    log = DeltaLog(LocalStorage(), path)
+    try:
+        log.latest_version()
+    except TableNotFoundError:
+        return None
+    return log.snapshot()
+
+
+def _stage_files(spark: Any, files: Sequence[str], options: IngestOptions, ingest_id: str, say: Progress) -> StagedIngest:
+    """Sample, read and stage the lines of ``files`` into both tables (nothing committed)."""
+    from pyspark.sql import functions as F
 
     sample = None
-    if shredding == "auto":
+    if options.shredding == "auto":
         say(f"sampling {len(files)} file(s) for the shredding schema")
-        sample = _sample_frame(spark, files, sample_rows, multiline, doc_column, columns)
+        sample = _sample_frame(spark, files, options.sample_rows, options.multiline, options.doc_column, options.columns)
+    input_bytes = sum(os.path.getsize(f) for f in files)
+    say(f"parsing and writing {len(files)} file(s), {input_bytes:,} bytes, to {options.target}")
+    text = _read_text(spark, files, options.multiline).select(F.col("_metadata.file_path").alias("_file"), F.col("value"))
+    return stage_lines(spark, text, options, ingest_id, say, sample=sample, input_bytes=input_bytes)
 
-    # The one pass: parse every line once, count read and bad lines on the way (an
-    # Observation: its counters ride along with the write job), write the good ones.
-    observation = Observation(f"varlake_ingest_{ingest_id.replace('-', '_')}")
-    text = _read_text(spark, files, multiline)
-    parsed = text.select(F.col("_metadata.file_path").alias("_file"), _parsed_doc().alias("_doc"))
+
+def stage_lines(
+    spark: Any, text: Any, options: IngestOptions, ingest_id: str, say: Progress, *, sample: Any = None, input_bytes: int = 0,
+) -> StagedIngest:
+    """Stage ``text`` (columns ``_file``, the file's URI, and ``value``, one line) into both tables.
+
+    The one pass: parse every line once, count read and bad lines on the way (an
+    Observation: its counters ride along with the write job), write the good ones; then
+    quarantine the bad lines of the files that hold them (read again, with line numbers)."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    target_path, quarantine_path = options.target, options.quarantine
+    target_existed = os.path.exists(target_path)
+    observation = Observation(f"varlake_ingest_{uuid.uuid4().hex}")
+    parsed = text.select(F.col("_file"), _parsed_doc().alias("_doc"))
     observed = parsed.observe(
         observation,
         F.count(F.lit(1)).alias("read"),
         F.count_if(F.col("_doc").isNull()).alias("bad"),
         F.collect_set(F.when(F.col("_doc").isNull(), F.col("_file"))).alias("bad_files"),
     )
-    good = observed.where(F.col("_doc").isNotNull()).select(*_target_columns(doc_column, columns))
-    say(f"parsing and writing {len(files)} file(s), {input_bytes:,} bytes, to {target_path}")
+    good = observed.where(F.col("_doc").isNotNull()).select(*_target_columns(options.doc_column, options.columns))
     try:
-        staged = stage_write(good, target_path, mode, partition_by, shredding, sample=sample, sample_rows=sample_rows)
+        staged = stage_write(
+            good, target_path, options.mode, options.partition_by, options.shredding, sample=sample, sample_rows=options.sample_rows
+        )
     except VarlakeError as exc:
         if not target_existed:
             _remove_new_table_dir(target_path)
@@ -280,7 +415,7 @@ def ingest_json(
     if bad_total:
         say(f"quarantining {bad_total:,} bad lines from {len(bad_files)} file(s) to {quarantine_path}")
         local = [local_path(f) for f in bad_files]
-        lines = _line_frame(spark, local, multiline)
+        lines = _line_frame(spark, local, options.multiline)
         blocks = lines.groupBy("_file", "_block").agg(F.count(F.lit(1)).alias("n"), F.min("_rid").alias("first")).collect()
         if sum(b["n"] for b in blocks) > read:
             raise IngestError(f"ingest {ingest_id}: the files with bad lines grew while ingesting; nothing was committed")
@@ -292,34 +427,38 @@ def ingest_json(
             f"ingest {ingest_id}: counts do not add up (read {read:,} lines, wrote {staged.num_rows:,} rows and "
             f"{quarantined:,} quarantined of {bad_total:,} bad); nothing was committed -- did the input change?"
         )
-    reasons: dict[str, int] = {}
-    q_version = None
-    if staged_q is not None:
-        reasons = _reason_counts(staged_q)
-        say(f"committing {quarantined:,} quarantined lines")
-        q_version = commit_write(staged_q).version
-    say(f"committing {staged.num_rows:,} rows")
+    return StagedIngest(staged, staged_q, read, input_bytes)
+
+
+def _commit_and_report(
+    staged: StagedIngest, options: IngestOptions, ingest_id: str, files: Sequence[str], started: float, say: Progress,
+    *, q_version: int | None = None, app_id: str | None = None, app_version: int | None = None,
+) -> IngestResult:
+    """Commit the target table (its quarantine, if any, is the caller's) and describe the ingest."""
+    target, quarantined = staged.target, (staged.quarantine.num_rows if staged.quarantine is not None else 0)
+    reasons = _reason_counts(staged.quarantine) if staged.quarantine is not None else {}
+    say(f"committing {target.num_rows:,} rows")
     try:
-        result = commit_write(staged)
+        result = commit_write(target, app_id=app_id, app_version=app_version)
     except VarlakeError as exc:
-        raise IngestError(
-            f"ingest {ingest_id}: the table commit failed ({exc}); its quarantined lines are in "
-            f"{quarantine_path} with ingest_id {ingest_id!r}"
-        ) from exc
+        where = (
+            f"; its quarantined lines are in {options.quarantine} with ingest_id {ingest_id!r}" if q_version is not None else ""
+        )
+        raise IngestError(f"ingest {ingest_id}: the table commit failed ({exc}){where}") from exc
     return IngestResult(
-        table=target_path,
-        quarantine=quarantine_path if staged_q is not None else None,
+        table=options.target,
+        quarantine=options.quarantine if staged.quarantine is not None else None,
         ingest_id=ingest_id,
         files=len(files),
-        input_bytes=input_bytes,
-        read=read,
-        written=staged.num_rows,
+        input_bytes=staged.input_bytes,
+        read=staged.read,
+        written=target.num_rows,
         quarantined=quarantined,
         reasons=reasons,
         table_version=result.version,
         quarantine_version=q_version,
         layout=result.layout,
-        extracted_nulls=_extracted_nulls(staged, list(columns)),
+        extracted_nulls=_extracted_nulls(target, list(options.columns)),
         note=result.note,
         seconds=time.perf_counter() - started,
     )
@@ -352,8 +491,9 @@ def _observed(observation: Any, ingest_id: str, timeout: float = 120.0) -> dict[
     and the ingest does not wait forever, as ``Observation.get`` alone would."""
     deadline = time.monotonic() + timeout
     try:
-        future = observation._jo.future()
-        while not future.isCompleted():
+        jo = getattr(observation, "_jo", None)  # None on Spark Connect: the metrics came with the job's answer
+        future = jo.future() if jo is not None else None
+        while future is not None and not future.isCompleted():
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no line counts after {timeout:.0f}s")
             time.sleep(0.01)

@@ -14,6 +14,9 @@
   case nothing of this write is committed and the table stays as the winner left it.
   On a column-mapped table the files fit only a table with the same physical names and
   ids (``column_mapping.mapping_signature``).
+- **metadata domains**: ``PendingWrite.domains`` are committed in the same version (the
+  protocol gains the ``domainMetadata`` writer feature first when it lacks it); a winner
+  that changed one of them is a ``CommitConflictError``, never rebased over.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from varlake.delta.actions import AddFile, Metadata, Txn
+from varlake.delta import constants as C
+from varlake.delta.actions import AddFile, DomainMetadata, Metadata, Txn
 from varlake.delta.column_mapping import mapping_signature
 from varlake.delta.config import is_true
+from varlake.delta.protocol import with_writer_features
 from varlake.delta.schema import StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
@@ -47,7 +52,8 @@ class PendingWrite:
     ``snapshot`` is the version the write read (None: the table is created at commit, with
     ``create_properties``); ``metadata`` a metaData change to commit with the files;
     ``stored`` the shredding DDL per Variant column the files assume is stored;
-    ``layout`` the DDL they were shredded with (None: unshredded).
+    ``layout`` the DDL they were shredded with (None: unshredded); ``domains`` metadata
+    domains committed with the files.
     """
 
     root: str
@@ -61,6 +67,7 @@ class PendingWrite:
     stored: Mapping[str, str] = field(default_factory=dict)
     layout: Mapping[str, str | None] = field(default_factory=dict)
     operation: str = "WRITE"
+    domains: tuple[DomainMetadata, ...] = ()
 
     @property
     def num_rows(self) -> int:
@@ -129,6 +136,9 @@ def commit_write(
     mode = "append" if pending.mode == "error" else pending.mode
     for _attempt in range(MAX_REBASES + 1):
         actions: list[Any] = ([metadata] if metadata is not None else []) + list(pending.adds)
+        if pending.domains:
+            protocol = with_writer_features(snapshot.protocol, [C.DOMAIN_METADATA_FEATURE])
+            actions = ([protocol] if protocol != snapshot.protocol else []) + actions + list(pending.domains)
         try:
             result = commit_actions(
                 log, actions, mode, snapshot, app_id=app_id, app_version=app_version,
@@ -140,6 +150,10 @@ def commit_write(
                 raise
             latest = log.snapshot()
             _check_rebase(latest, pending, exc)
+            if any(latest.domains.get(d.domain) != snapshot.domains.get(d.domain) for d in pending.domains):
+                if app_id is not None and (latest.app_version(app_id) or -1) >= (app_version or 0):
+                    return Committed(None, created)  # the winner committed this txn already
+                raise CommitConflictError(f"{pending.root}: a concurrent commit changed a metadata domain this write sets ({exc})") from exc
             snapshot, metadata = latest, None
     raise CommitConflictError(f"{pending.root}: gave up after {MAX_REBASES} rebases on concurrent commits; nothing was committed")
 
