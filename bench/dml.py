@@ -13,7 +13,10 @@ not timed), DV and CoW interleaved, ``--reps`` times; the figures are medians:
   (``when_not_matched_insert_all``): seconds, files and bytes written;
 - **scan**: the whole DV table after the DELETE against a table of the same rows in the same
   number of files without deletion vectors (``Table.scan().to_arrow()``, and with
-  ``--spark`` also ``varlake.spark.read(...).count()`` and a full ``collect`` of ``id``).
+  ``--spark`` also through Spark: ``SELECT count(*)`` by ``varlake.spark.sql`` (answered
+  from the log), ``varlake.spark.read(...).count()`` (a DataFrame count: every row's
+  deletion test runs), ``SELECT sum(id)``, ``sum(id)`` with a Variant path, and a full
+  ``collect`` of ``id``).
 
 Ratios are taken within the run; the scan target is checked on CPU seconds (wall seconds
 are reported too). The machine's load average is recorded with the figures.
@@ -148,9 +151,12 @@ def _scans(tables: dict[str, Path], reps: int, spark: Any = None) -> dict[str, A
     runs in its JVM, so only wall time is given for it)."""
     runs: dict[str, Callable[[Path], Any]] = {"python_scan": lambda p: Table(p).scan().to_arrow()}
     if spark is not None:
-        from varlake.spark import read
+        from varlake.spark import read, sql
 
+        runs["spark_sql_count"] = lambda p: sql(spark, "SELECT count(*) FROM {t}", t=str(p)).collect()
         runs["spark_count"] = lambda p: read(spark, str(p)).count()
+        runs["spark_sum_id"] = lambda p: sql(spark, "SELECT sum(id) FROM {t}", t=str(p)).collect()
+        runs["spark_sum_id_v"] = lambda p: sql(spark, "SELECT sum(id), count(v:kind::string) FROM {t}", t=str(p)).collect()
         runs["spark_collect_id"] = lambda p: read(spark, str(p), columns=["id"]).collect()
     out: dict[str, Any] = {}
     for what, run in runs.items():
@@ -213,7 +219,8 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5, help="repetitions of each DELETE and scan (medians)")
     parser.add_argument("--merge-rows", type=int, default=100_000)
     parser.add_argument("--merge-reps", type=int, default=1)
-    parser.add_argument("--spark", action="store_true", help="also time scans through varlake.spark.read")
+    parser.add_argument("--scan-reps", type=int, default=None, help="repetitions of each scan (default: --reps)")
+    parser.add_argument("--spark", action="store_true", help="also time scans through varlake.spark (read and sql)")
     parser.add_argument("--out", default="bench/dml_results.json", help="JSON file for the figures ('' for none)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="varlake-dml-"))
@@ -234,7 +241,7 @@ def main() -> None:
             from common import bench_session
 
             spark = bench_session()
-        scan = _scans({"dv": deleted, "plain": plain}, args.reps, spark)
+        scan = _scans({"dv": deleted, "plain": plain}, args.scan_reps or args.reps, spark)
         ratios = {
             "dv_bytes_over_cow": round(delete["dv"]["bytes_written"] / max(delete["cow"]["bytes_written"], 1), 5),
             "dv_seconds_over_cow": round(delete["dv"]["seconds"] / delete["cow"]["seconds"], 3),
@@ -245,6 +252,7 @@ def main() -> None:
             "rows": args.rows,
             "files": args.files,
             "reps": args.reps,
+            "scan_reps": args.scan_reps or args.reps,
             "merge_rows": args.merge_rows,
             "load_average": [round(x, 2) for x in os.getloadavg()],
             "cpus": os.cpu_count(),

@@ -197,12 +197,13 @@ def test_deletion_tests_match_table_scan(spark: Any, tmp_path_factory: pytest.Te
 def test_keep_sql_shapes() -> None:
     import numpy as np
 
-    from varlake.spark.deleted_rows import DeletedRows, keep_sql, row_test
+    from varlake.spark.deleted_rows import DeletedRows, keep_sql, word_index_sql
 
-    assert row_test(np.array([], np.uint64), "r") == "true"
-    assert row_test(np.array([3, 9], np.uint64), "r") == "NOT (r IN (3, 9))"
-    bits = row_test(np.arange(100, 200, dtype=np.uint64), "r")
-    assert bits.startswith("(r < 64 OR r > 199 OR ") and "from_json" in bits
+    words: list = []
+    assert word_index_sql(np.array([], np.uint64), "r", words, 2) == "0"
+    assert word_index_sql(np.array([3, 10**6], np.uint64), "r", words, 2) == "IF(r IN (3, 1000000), 1, 0)"
+    bits = word_index_sql(np.arange(100, 200, dtype=np.uint64), "r", words, 2)
+    assert bits == "IF(r < 64 OR r > 199, 0, 1 + shiftright(r, 6))" and len(words) == 1
     files = [DeletedRows(f"f{i}", 10 + i // 2, np.array([i], np.uint64)) for i in range(6)]
     sql = keep_sql(files, "r", "f", "z", "it's gone")
     assert sql.count("IF(z < ") == 2 and sql.count("raise_error('it\\'s gone')") == 3

@@ -503,3 +503,79 @@ def _group(
         groups.append(FileGroup(kind, tuple(members), partition, leaves or ()))
     groups.sort(key=lambda g: (g.kind != "shredded", str(g.partition_values)))
     return tuple(groups)
+
+
+# --- count(*) from the log -----------------------------------------------------------------------------------
+
+#: Partition column types whose comparisons with a literal of their own kind never raise in
+#: Spark (ANSI casts of a string to a number or date can): only these are decided from the log.
+_COUNTABLE_PARTITION_TYPES = frozenset({"string", "byte", "short", "integer", "long", "boolean"})
+
+
+def metadata_count(plan: TablePlan, where: Predicate | None, tz: str = "UTC") -> int | None:
+    """The rows ``SELECT count(*) FROM t [WHERE where]`` counts, from the log alone, as
+    Delta's ``OptimizeMetadataOnlyDeltaQuery`` does: the sum of each file's ``numRecords``
+    minus its deletion vector's cardinality, over the files the WHERE keeps -- only when
+    the WHERE reads partition columns alone and each file's partition values decide it
+    (its residual folds to TRUE or FALSE). None (count the rows) when a file has no
+    ``numRecords`` or anything is not decided so."""
+    from varlake.expr import AlwaysTrue
+
+    scan = plan.scan
+    if where is not None:
+        if not _decided_by_partitions(where, scan):
+            return None
+        try:
+            scan = plan_scan(plan.table.snapshot(scan.version), plan.table.log.root_location, where, tz)
+        except (ExpressionError, ValueError):
+            return None
+        if scan.put_back or any(not isinstance(t.residual, AlwaysTrue) for t in scan.tasks):
+            return None
+    total = 0
+    for task in scan.tasks:
+        n = task.num_records
+        if n is None:
+            return None
+        total += n
+    return total
+
+
+_FAMILIES = {"string": "string", "boolean": "boolean", "byte": "int", "short": "int", "integer": "int", "long": "int"}
+
+
+def _decided_by_partitions(predicate: Predicate, scan: ScanPlan) -> bool:
+    """Whether ``predicate`` is AND/OR/NOT of comparisons, IN and IS [NOT] NULL of partition
+    columns (of ``_COUNTABLE_PARTITION_TYPES``) with literals of their own kind (or NULL):
+    nothing Spark could raise on, everything a file's partition values decide."""
+    from varlake.expr import AlwaysFalse, AlwaysTrue, Column, Comparison, In, IsNotNull, IsNull, Literal, Not, NotIn
+
+    def family(term: object) -> str | None:
+        if isinstance(term, Column):
+            if len(term.path) != 1 or term.path[0] not in scan.partition_columns:
+                return None
+            dtype = scan.schema.field(term.path[0]).type
+            return _FAMILIES.get(dtype.name) if isinstance(dtype, PrimitiveType) else None
+        if isinstance(term, Literal):
+            return "null" if term.value is None else _FAMILIES.get(term.dtype)
+        return None
+
+    def same(column: object, literals: Sequence[object]) -> bool:
+        kind = family(column) if isinstance(column, Column) else None
+        return kind is not None and all(family(x) in (kind, "null") and isinstance(x, Literal) for x in literals)
+
+    def ok(node: Predicate) -> bool:
+        if isinstance(node, (AlwaysTrue, AlwaysFalse)):
+            return True
+        if isinstance(node, (And, Or)):
+            return ok(node.left) and ok(node.right)
+        if isinstance(node, Not):
+            return ok(node.child)
+        if isinstance(node, (IsNull, IsNotNull)):
+            return family(node.term) is not None and isinstance(node.term, Column)
+        if isinstance(node, (In, NotIn)):
+            return same(node.term, node.values)
+        if isinstance(node, Comparison):
+            return same(node.left, [node.right]) or same(node.right, [node.left])
+        return False
+
+    return ok(predicate)

@@ -36,7 +36,7 @@ from varlake.read.row_matches import FileRows
 from varlake.semantics.types import backquote
 from varlake.spark.deleted_rows import keep_sql
 from varlake.spark.session import PARQUET_READ_OPTIONS
-from varlake.spark.reader import deleted_rows_by_name, partition_sql, variants_masked
+from varlake.spark.reader import _ID_NAME, _mapped_reads, _spark_type_sql, deleted_rows_by_name, partition_sql, variants_masked
 from varlake.spark.types import to_spark_schema
 from varlake.table import Table
 
@@ -72,22 +72,33 @@ def plan_candidates(table: Table, snapshot: Snapshot, where: Any) -> ScanPlan:
         return plan_scan(snapshot, table.log.root_location, None)
 
 
-def _group_frame(spark: Any, table: Table, snapshot: Snapshot, tasks: Sequence[ScanTask], names: dict[str, ScanTask]) -> Any:
+def _group_frame(
+    spark: Any, table: Table, snapshot: Snapshot, tasks: Sequence[ScanTask], names: dict[str, ScanTask], mapped: list[Any] | None = None
+) -> Any:
+    """``tasks`` read as one relation (``mapped``: a column-mapped table's read fields, in
+    the table's order, from the reader's ``_mapped_reads``), with each row's file and index."""
     from pyspark.sql.types import StructType as SparkStruct
 
 
     partition_columns = tuple(snapshot.partition_columns)
     spark_schema = to_spark_schema(snapshot.schema)
     data = SparkStruct([f for f in spark_schema.fields if f.name not in partition_columns])
+    data_names = [backquote(f.name) for f in data.fields]
+    read_schema, reads = data, data_names
+    if mapped is not None:  # physical names; CAST renames nested fields by position
+        read_schema = SparkStruct([r for r, f in zip(mapped, spark_schema.fields) if f.name not in partition_columns])
+        reads = [
+            f"CAST({backquote(r.name)} AS {_spark_type_sql(snapshot.schema.field(f.name).type)}) AS {backquote(f.name)}"
+            for r, f in zip(read_schema.fields, data.fields)
+        ]
     locations = [table.open_file(task.relative_path) for task in tasks]
-    relation = spark.read.schema(data).options(**PARQUET_READ_OPTIONS).parquet(*locations)
+    relation = spark.read.schema(read_schema).options(**PARQUET_READ_OPTIONS).parquet(*locations)
     files = []
     for found, task in deleted_rows_by_name(relation, table, tasks):
         names[found.name] = task
         files.append(found)
-    data_names = [backquote(f.name) for f in data.fields]
     meta = [f"_metadata.file_path AS {FILE_COLUMN}", f"_metadata.row_index AS {ROW_COLUMN}"]
-    frame = relation.selectExpr(*data_names, *meta, f"_metadata.file_size AS {_SIZE}")
+    frame = relation.selectExpr(*reads, *meta, f"_metadata.file_size AS {_SIZE}")
     if any(task.deletion_vector is not None for task in tasks):
         guard = f"{table.path}: a file with a deletion vector is named otherwise than varlake expects"
         keep = keep_sql(files, ROW_COLUMN, FILE_COLUMN, _SIZE, guard)
@@ -109,16 +120,24 @@ def target_frame(spark: Any, table: Table, snapshot: Snapshot, plan: ScanPlan) -
     """The planned files of ``plan`` read by Spark, with each row's file and index (module doc)."""
     from pyspark.sql.types import LongType, StringType, StructField
 
-    if column_mapping(snapshot.protocol, snapshot.metadata, snapshot.schema) is not None:
-        raise UnsupportedFeatureError(
-            f"{table.path}: Spark DELETE/UPDATE/MERGE on a column-mapped table is not supported; use Table.delete/update/merge"
-        )
+    mapping = column_mapping(snapshot.protocol, snapshot.metadata, snapshot.schema)
     groups: dict[tuple[Any, ...], list[ScanTask]] = {}
     for task in plan.tasks:
         key = tuple(sorted(dict(task.partition_values).items(), key=lambda kv: kv[0])) if snapshot.partition_columns else ()
         groups.setdefault(key, []).append(task)
     names: dict[str, ScanTask] = {}
-    frames = [_group_frame(spark, table, snapshot, tasks, names) for tasks in groups.values()]
+    frames = []
+    for tasks in groups.values():
+        if mapping is None:
+            frames.append(_group_frame(spark, table, snapshot, tasks, names))
+            continue
+        for read_tasks, fields in _mapped_reads(SimpleNamespace(scan=plan, table=table), tasks):  # type: ignore[arg-type]
+            if any(f.name.startswith(_ID_NAME) for f in fields):
+                raise UnsupportedFeatureError(
+                    f"{table.path}: Spark DELETE/UPDATE/MERGE on an id-mode table whose files are not laid out under "
+                    "their physical names is not supported; use Table.delete/update/merge"
+                )
+            frames.append(_group_frame(spark, table, snapshot, read_tasks, names, fields))
     if frames:
         frame = reduce(lambda a, b: a.unionByName(b), frames)
     else:
