@@ -27,6 +27,9 @@ from varlake.errors import (
 from varlake.io.parquet_read import SPARK_ROW_METADATA_KEY, read_parquet
 from varlake.io.thrift_footer import PhysicalType, parse_file_schema, read_footer_bytes, read_schema
 from varlake.shred import UNSHREDDED_TYPE, LeafKind, ObjectLayout, recognise_layout, unshred_variant
+from varlake.shred.arrow_extension import VariantExtensionType
+
+VARIANT_OUT = VariantExtensionType(UNSHREDDED_TYPE)  # what read_parquet hands out
 from varlake.variant import TimestampNanos, Variant
 from varlake.variant.temporal import Float32
 
@@ -37,7 +40,7 @@ def _roundtrip(tmp_path: Path, values: list[Any], t: pa.DataType | None, typed_f
     column = support.shredded_column(values, t, typed_first)
     path = support.write_variant_file(tmp_path / "f.parquet", column, **kw)
     table = read_parquet(path, variant_columns=["v"])
-    assert table.schema.field("v").type == UNSHREDDED_TYPE
+    assert table.schema.field("v").type == VARIANT_OUT
     return support.as_variants(table.column("v"))
 
 
@@ -335,11 +338,11 @@ def test_spark_row_metadata_marks_variants(tmp_path: Path) -> None:
     out = read_parquet(tmp_path / "spark.parquet")
     expected = support.expected_variants(values)
     assert support.as_variants(out.column("v")) == expected
-    assert out.schema.field("s").type == pa.struct([pa.field("inner", UNSHREDDED_TYPE)])
+    assert out.schema.field("s").type == pa.struct([pa.field("inner", VARIANT_OUT)])
     assert [Variant(r["inner"]["metadata"], r["inner"]["value"]) for r in out.column("s").to_pylist()] == expected
     assert [Variant(r[0]["metadata"], r[0]["value"]) for r in out.column("l").to_pylist()] == expected
     assert [Variant(r[0][1]["metadata"], r[0][1]["value"]) for r in out.column("m").to_pylist()] == expected
-    assert out.schema.field("m").type.item_type == UNSHREDDED_TYPE
+    assert out.schema.field("m").type.item_type == VARIANT_OUT
 
 
 def test_variant_columns_name_nested_struct_fields(tmp_path: Path) -> None:

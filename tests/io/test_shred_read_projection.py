@@ -15,6 +15,7 @@ from test_shred_read_support import SQL_NULL
 from varlake.errors import InvalidShreddedLayoutError, UnknownColumnError
 from varlake.io.parquet_read import read_parquet
 from varlake.shred import UNSHREDDED_TYPE, project_path
+from varlake.shred.arrow_extension import VariantExtensionType
 from varlake.variant import Variant, VariantPath
 
 SCHEMA = pa.struct(
@@ -48,7 +49,7 @@ def _expected(value: Any, path: str) -> Variant | None:
 
 
 def _path_rows(table: pa.Table, name: str) -> list[Variant | None]:
-    assert table.schema.field(name).type == UNSHREDDED_TYPE
+    assert table.schema.field(name).type == VariantExtensionType(UNSHREDDED_TYPE)
     return support.as_variants(table.column(name))
 
 

@@ -38,6 +38,8 @@ from varlake.variant.temporal import Float32
 def variants_of(column: pa.Array | pa.ChunkedArray) -> list[Variant | None]:
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
+    if isinstance(column, pa.ExtensionArray):  # read_parquet's arrow.parquet.variant
+        column = column.storage
     valid = column.is_valid().to_pylist()
     metas = column.field("metadata").to_pylist()
     values = column.field("value").to_pylist()

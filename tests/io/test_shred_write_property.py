@@ -108,6 +108,8 @@ def cases(draw: st.DrawFn) -> tuple[pa.DataType, list[Variant | None]]:
 def as_variants(column: pa.Array | pa.ChunkedArray) -> list[Variant | None]:
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
+    if isinstance(column, pa.ExtensionArray):  # read_parquet's arrow.parquet.variant
+        column = column.storage
     valid = column.is_valid().to_pylist()
     return [
         Variant(m, v) if ok else None

@@ -21,6 +21,7 @@ import pytest
 from varlake.errors import InvalidShreddedLayoutError, VarlakeError
 from varlake.io.parquet_read import read_parquet
 from varlake.shred import UNSHREDDED_TYPE
+from varlake.shred.arrow_extension import VariantExtensionType
 from varlake.variant import Variant
 
 CASES_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "parquet-testing" / "shredded_variant"
@@ -57,7 +58,7 @@ def _read_rows(case: dict[str, Any], testdata: Path) -> list[dict[str, bytes] | 
     path = testdata / "parquet-testing" / "shredded_variant" / case["parquet_file"]
     table = read_parquet(path)
     column = table.column("var")
-    assert column.type == UNSHREDDED_TYPE
+    assert column.type == VariantExtensionType(UNSHREDDED_TYPE)
     return column.to_pylist()
 
 

@@ -22,6 +22,7 @@ from varlake.delta.schema import (
     from_arrow_type,
 )
 from varlake.errors import InvalidTypeStringError, SchemaParseError
+from varlake.shred.arrow_extension import is_variant_extension
 from varlake.semantics.types import DELTA_NAMES, Field, SparkType, parse_columns
 
 
@@ -56,7 +57,10 @@ def parse_ddl(text: str) -> StructType:
 
 
 def is_variant_arrow_type(t: pa.DataType) -> bool:
-    """A struct of exactly ``metadata`` and ``value`` binaries: the Arrow form of a Variant."""
+    """A struct of exactly ``metadata`` and ``value`` binaries, or the ``arrow.parquet.variant``
+    extension type: the Arrow forms of a Variant."""
+    if is_variant_extension(t):
+        return True
     return (
         pa.types.is_struct(t)
         and t.num_fields == 2

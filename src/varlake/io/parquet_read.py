@@ -12,8 +12,9 @@ Which columns are Variants, in order of authority:
    struct field).
 
 Every Variant comes back as ``struct<metadata: binary not null, value: binary not
-null>``, whatever its layout (``varlake.shred.unshred``). Variants nested in
-structs, lists and maps are rebuilt in place.
+null>``, whatever its layout (``varlake.shred.unshred``), typed with Arrow's canonical
+``arrow.parquet.variant`` extension type (``varlake.shred.arrow_extension``). Variants
+nested in structs, lists and maps are rebuilt in place.
 
 Before any data is read the footer's leaf types under each Variant are checked
 against the spec's table of shredded types (unsigned integers, INT96, plain
@@ -50,6 +51,7 @@ from varlake.shred.layout import recognise_layout
 from varlake.shred.nested import LIST_ELEMENT, MAP_VALUE, ArrowPath, unshred_nested, unshredded_type
 from varlake.shred.project import project_path
 from varlake.shred.unshred import UNSHREDDED_TYPE
+from varlake.shred.variant_columns import with_variant_extension, without_variant_extension
 from varlake.variant.path import VariantPath
 
 __all__ = ["SPARK_ROW_METADATA_KEY", "file_column_names", "file_summary", "read_parquet", "variant_column_paths"]
@@ -95,6 +97,12 @@ def _open(source: Source, filesystem: Any) -> tuple[pq.ParquetFile, ParquetNode]
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, UnicodeDecodeError) as exc:
         raise ParquetFooterError(f"{name}: cannot open as Parquet ({exc})") from exc
     return pf, root
+
+
+def _schema(pf: pq.ParquetFile) -> pa.Schema:
+    """The file's Arrow schema, Variants as their storage structs (pyarrow reads a ``VARIANT``
+    group as ``arrow.parquet.variant`` once that is registered: ``register_variant_extension``)."""
+    return without_variant_extension(pf.schema_arrow)
 
 
 def file_column_names(source: Source, filesystem: Any = None) -> list[str]:
@@ -199,7 +207,7 @@ def variant_column_paths(
     pf: pq.ParquetFile, root: ParquetNode, variant_columns: Iterable[str] = (), where: str = "<file>"
 ) -> list[ArrowPath]:
     """Arrow paths (field names, ``[]`` for list elements, ``{}`` for map values) of every Variant."""
-    schema = pf.schema_arrow
+    schema = _schema(pf)
     found: list[ArrowPath] = []
     for f in schema:
         node = root.child(f.name)
@@ -389,7 +397,7 @@ def _read_row_group(pf: pq.ParquetFile, root: ParquetNode, index: int, leaves: s
     by_index = {leaf.leaf_index: leaf for leaf in root.leaves()}
     names = [".".join(by_index[i].path) for i in sorted(leaves)]
     try:
-        return pf.read_row_group(index, columns=names, use_threads=True)
+        return without_variant_extension(pf.read_row_group(index, columns=names, use_threads=True))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
         raise ParquetFooterError(f"{where}: cannot read row group {index} ({exc})") from exc
 
@@ -414,8 +422,11 @@ def read_parquet(
     paths: Mapping[str, Sequence[str] | str] | None = None,
     *,
     filesystem: Any = None,
+    arrow_extension: bool = True,
 ) -> pa.Table:
-    """Read a Parquet file; every Variant column comes back as ``struct<metadata, value>``.
+    """Read a Parquet file; every Variant column comes back as ``struct<metadata, value>``,
+    typed ``arrow.parquet.variant`` (``shred.arrow_extension``; ``arrow_extension=False``:
+    the plain struct).
 
     ``columns`` selects top-level columns (default: all). ``variant_columns`` names
     Variant columns the file does not mark itself (``"v"``, or ``"s.v"`` inside a
@@ -431,7 +442,7 @@ def read_parquet(
     """
     where = _source_name(path)
     pf, root = _open(path, filesystem)
-    schema = pf.schema_arrow
+    schema = _schema(pf)
     variants = variant_column_paths(pf, root, variant_columns or (), where)
     for vp in variants:
         node = _parquet_node_at(root, vp)
@@ -458,11 +469,17 @@ def read_parquet(
 
     if not requests:
         try:
-            table = pf.read(columns=selected, use_threads=True)
+            table = without_variant_extension(pf.read(columns=selected, use_threads=True))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
             raise ParquetFooterError(f"{where}: cannot read ({exc})") from exc
-        return _rewrite_table(table, variants, where)
-    return _read_with_paths(pf, root, selected, requests, variants, where)
+        out = _rewrite_table(table, variants, where)
+    else:
+        out = _read_with_paths(pf, root, selected, requests, variants, where)
+    if not arrow_extension:
+        return out
+    tagged = {name: _inner(variants, name) for name in selected}
+    tagged.update({req.output_name: [()] for req in requests})
+    return with_variant_extension(out, tagged)
 
 
 def _inner(variants: list[ArrowPath], name: str) -> list[ArrowPath]:
@@ -487,7 +504,7 @@ def _read_with_paths(
     variants: list[ArrowPath],
     where: str,
 ) -> pa.Table:
-    schema = pf.schema_arrow
+    schema = _schema(pf)
     md = pf.metadata
     plain_leaves: set[int] = set()
     for name in selected:

@@ -36,6 +36,7 @@ from varlake.io.storage import temporary_name
 from varlake.shred.infer import infer_shredding_schema
 from varlake.shred.schema import ShreddingSchema, find_variant_columns, is_variant_struct
 from varlake.shred.shred import shred, unshredded
+from varlake.shred.variant_columns import without_variant_extension
 
 SPARK_ROW_METADATA = b"org.apache.spark.sql.parquet.row.metadata"
 # Keys of the input table's metadata that would describe the wrong file if copied.
@@ -260,6 +261,7 @@ def write_parquet(
     """
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
+    table = without_variant_extension(table)  # arrow.parquet.variant columns are written as their storage
     columns = [_as_path(c) for c in variant_columns] if variant_columns is not None else find_variant_columns(table.schema)
     for c in columns:
         try:

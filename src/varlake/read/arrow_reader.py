@@ -1,7 +1,9 @@
 """Execute scan tasks with pyarrow: read files, add partition columns, filter exactly.
 
 Every file is read through ``varlake.io.parquet_read.read_parquet`` so Variant columns
-come back unshredded (``struct<metadata, value>``) whatever the file's layout. Files
+come back unshredded (``struct<metadata, value>``) whatever the file's layout; a scan
+handed to users (``Scan.to_arrow``) types them ``arrow.parquet.variant`` at any depth
+(``tag_variants``), internal readers keep the plain struct. Files
 written before a column was added get nulls for it. The residual filter is evaluated
 row by row with Spark's semantics -- each file's residual filter (partition values
 folded in), so a cast that could raise is evaluated on exactly the rows Spark would
@@ -30,7 +32,16 @@ import pyarrow as pa
 
 from varlake.delta.column_mapping import ColumnMapping, to_table_type
 from varlake.delta.deletion_vectors import keep_mask
-from varlake.delta.schema import PrimitiveType, StructType, VariantType, to_arrow_schema, variant_arrow_type
+from varlake.delta.schema import (
+    ArrayType,
+    DataType,
+    MapType,
+    PrimitiveType,
+    StructType,
+    VariantType,
+    to_arrow_schema,
+    variant_arrow_type,
+)
 from varlake.delta.stats import leaf_columns
 from varlake.errors import DataFileMissingError, TableError
 from varlake.expr.rows import row_variant_get
@@ -40,6 +51,8 @@ from varlake.read.arrow_filter import ArrowPredicate, arrow_predicate, keep_rows
 from varlake.read.planner import ScanPlan, ScanTask
 from varlake.read.residual import eager_terms, filter_steps, row_group_guards
 from varlake.semantics import partition_values
+from varlake.shred.nested import LIST_ELEMENT, MAP_VALUE, ArrowPath
+from varlake.shred.variant_columns import with_variant_extension
 
 FileOpener = Callable[[str], Any]
 #: the deleted row indexes (sorted ``uint64``) of a task's deletion vector
@@ -113,7 +126,11 @@ def _read_file(
     path_request = {in_file[c]: list(p) for c, p in (paths or {}).items() if c in in_file}
     if present or path_request:
         table = read_parquet(
-            source, columns=[in_file[c] for c in present], variant_columns=variants or None, paths=path_request or None
+            source,
+            columns=[in_file[c] for c in present],
+            variant_columns=variants or None,
+            paths=path_request or None,
+            arrow_extension=False,
         )
     else:
         table = None
@@ -263,11 +280,14 @@ def read_tasks(
     columns: Sequence[str] | None = None,
     paths: Mapping[str, Sequence[str]] | None = None,
     deleted_rows: DeletedRows | None = None,
+    *,
+    arrow_extension: bool = False,
 ) -> pa.Table:
     """Read every task of ``plan``, drop the rows deletion vectors delete (``deleted_rows``
     loads a task's; a task with one and no loader raises), apply its filter exactly, and
     project ``columns`` and Variant ``paths`` (``{"v": ["$.a"]}`` adds a ``"v:$.a"``
-    column of Variants)."""
+    column of Variants). Variants are plain ``struct<metadata, value>``, or with
+    ``arrow_extension`` typed ``arrow.parquet.variant`` at any depth (``Scan.to_arrow``)."""
     target = to_arrow_schema(plan.schema)
     if columns is not None:
         unknown = [c for c in columns if c not in target.names]
@@ -322,4 +342,29 @@ def read_tasks(
     table = pa.concat_tables(parts) if parts else out_schema.empty_table()
     if columns is not None:
         table = table.select(list(columns) + path_names)
-    return table
+    return tag_variants(table, plan.schema) if arrow_extension else table
+
+
+def variant_arrow_paths(dtype: DataType) -> list[ArrowPath]:
+    """Arrow paths (``shred.nested``) of the Variants in a column of Delta type ``dtype``."""
+    if isinstance(dtype, VariantType):
+        return [()]
+    if isinstance(dtype, StructType):
+        return [(f.name, *p) for f in dtype.fields for p in variant_arrow_paths(f.type)]
+    if isinstance(dtype, ArrayType):
+        return [(LIST_ELEMENT, *p) for p in variant_arrow_paths(dtype.element_type)]
+    if isinstance(dtype, MapType):
+        return [(MAP_VALUE, *p) for p in variant_arrow_paths(dtype.value_type)]
+    return []
+
+
+def tag_variants(table: pa.Table, schema: StructType) -> pa.Table:
+    """``table`` (columns of ``schema``, and ``"<column>:<path>"`` Variants) with every
+    Variant typed ``arrow.parquet.variant`` (``shred.variant_columns``), zero-copy."""
+    wanted: dict[str, list[ArrowPath]] = {}
+    for name in table.column_names:
+        if name in schema.names:
+            wanted[name] = variant_arrow_paths(schema.field(name).type)
+        elif ":" in name:
+            wanted[name] = [()]
+    return with_variant_extension(table, wanted)

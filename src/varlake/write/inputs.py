@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from varlake.errors import TableError
 from varlake.shred.variant_arrays import variant_array
+from varlake.shred.variant_columns import variant_nulls_filled, without_variant_extension
 
 __all__ = ["input_columns", "source_table"]
 
@@ -22,9 +23,10 @@ def input_columns(data: Any, what: str) -> pa.Table | dict[str, Any]:
     column name to Python values (a list of dicts gives every key any row has, None where a
     row lacks it); anything else is a ``TableError`` naming ``what``."""
     if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
+        data = pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
-        return data
+        # arrow.parquet.variant -> struct<metadata, value>; NULL Variants' children filled (Polars leaves them null)
+        return variant_nulls_filled(without_variant_extension(data, unshred=True))
     if isinstance(data, list):
         names: dict[str, None] = {}
         for row in data:
@@ -33,7 +35,12 @@ def input_columns(data: Any, what: str) -> pa.Table | dict[str, Any]:
             names.update(dict.fromkeys(row))
         return {str(n): [row.get(n) for row in data] for n in names}
     if isinstance(data, Mapping):
-        return {str(n): values for n, values in data.items()}
+        return {
+            str(n): variant_nulls_filled(without_variant_extension(values, unshred=True))
+            if isinstance(values, (pa.Array, pa.ChunkedArray))
+            else values
+            for n, values in data.items()
+        }
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover
