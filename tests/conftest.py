@@ -44,8 +44,50 @@ def spark():
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.ansi.enabled", "true")
+        # Where ``connect_spark`` serves Spark Connect from this JVM: an ephemeral loopback port.
+        .config("spark.connect.grpc.binding.address", "127.0.0.1")
+        .config("spark.connect.grpc.binding.port", "0")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def _connect_session(spark):
+    """A Spark Connect session served by the test run's own JVM (no second JVM to start).
+
+    Spark's Connect service runs on the classic session's SparkContext, on an ephemeral
+    loopback port; the client talks to it over gRPC like to any remote server.
+    """
+    from varlake.spark.session import connect_session
+
+    service = spark._jvm.org.apache.spark.sql.connect.service
+    service.SparkConnectService.start(spark.sparkContext._jsc.sc())
+    port = getattr(getattr(service, "SparkConnectService$"), "MODULE$").localPort()
+    session = connect_session(f"sc://127.0.0.1:{port}", {"spark.sql.ansi.enabled": "true"})
+    yield session
+    session.stop()
+    service.SparkConnectService.stop(
+        spark._jvm.scala.Option.empty(), spark._jvm.scala.Option.empty()
+    )
+
+
+@pytest.fixture
+def connect_spark(_connect_session, monkeypatch):
+    """The Connect session, with ``pyspark.sql.functions`` in Connect mode for the test.
+
+    PySpark picks classic or Connect Columns per process (``SPARK_CONNECT_MODE_ENABLED``);
+    this run also holds a classic session, so the switch is on only during the test.
+    """
+    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "1")
+    return _connect_session
+
+
+@pytest.fixture(params=["classic", "connect"])
+def any_spark(request):
+    """The classic session, then the Connect one: the same test and answers on both."""
+    if request.param == "classic":
+        return request.getfixturevalue("spark")
+    return request.getfixturevalue("connect_spark")

@@ -15,6 +15,8 @@ EXPECTED = {
     "to_json", "try_parse_json", "try_variant_get", "variant_explode", "variant_explode_outer", "variant_get",
     "write_parquet", "variant_set", "try_variant_set", "variant_insert", "try_variant_insert", "variant_delete",
     "variant_array_append", "try_variant_array_append", "variant_strip_nulls", "is_valid_variant",
+    "VariantExtensionType", "VariantDtype", "with_variant_extension", "without_variant_extension",
+    "register_variant_extension",
 }
 
 
@@ -30,6 +32,9 @@ def test_one_name_per_concept() -> None:
     assert varlake.PrimitiveType is not DeltaPrimitiveType
     assert varlake.PrimitiveType.__module__ == "varlake.variant.constants"
     assert varlake.Table.__module__ == "varlake.table"
+    # Arrow's canonical Variant extension type and its pandas dtype
+    assert varlake.VariantExtensionType().extension_name == "arrow.parquet.variant"
+    assert varlake.VariantDtype.name == "variant"
 
 
 def test_function_set_works_on_python_values(tmp_path) -> None:

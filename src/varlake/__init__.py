@@ -10,7 +10,11 @@ The top level is the user's surface, one name per concept:
   ``variant_explode``, ``variant_explode_outer``, ``cast_to_variant`` and the patch
   functions (``variant_set``, ``variant_insert``, ``variant_delete``, ...);
 - files and tables: ``read_parquet``, ``write_parquet``, ``infer_shredding_schema``,
-  ``Table`` and ``Scan`` (the table layer loads on first use).
+  ``Table`` and ``Scan`` (the table layer loads on first use);
+- Arrow and pandas: ``VariantExtensionType`` (Arrow's canonical ``arrow.parquet.variant``,
+  which varlake's Arrow output carries), ``with_variant_extension`` /
+  ``without_variant_extension`` (tag or untag Variant columns), ``register_variant_extension``
+  and the pandas dtype ``VariantDtype`` (loads pandas on first use).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from importlib import import_module
 
 from varlake.errors import VarlakeError
 from varlake.io.parquet_read import read_parquet
+from varlake.shred.arrow_extension import VariantExtensionType, register_variant_extension
+from varlake.shred.variant_columns import with_variant_extension, without_variant_extension
 from varlake.variant import (
     BasicType,
     PrimitiveType,
@@ -62,6 +68,7 @@ _LAZY = {
     "Scan": ("varlake.table", "Scan"),
     "write_parquet": ("varlake.io.parquet_write", "write_parquet"),
     "infer_shredding_schema": ("varlake.shred.infer", "infer_shredding_schema"),
+    "VariantDtype": ("varlake.shred.arrow_extension", "VariantDtype"),
 }
 
 def __getattr__(name: str) -> object:
@@ -80,6 +87,8 @@ __all__ = [
     "TimestampNanos",
     "TypeFamily",
     "Variant",
+    "VariantDtype",
+    "VariantExtensionType",
     "VariantPath",
     "VarlakeError",
     "cast_to_variant",
@@ -91,6 +100,7 @@ __all__ = [
     "parse_json",
     "parse_shorthand",
     "read_parquet",
+    "register_variant_extension",
     "schema_of_variant",
     "schema_of_variant_agg",
     "to_json",
@@ -107,5 +117,7 @@ __all__ = [
     "variant_insert",
     "variant_set",
     "variant_strip_nulls",
+    "with_variant_extension",
+    "without_variant_extension",
     "write_parquet",
 ]

@@ -2,7 +2,8 @@
 
 Each command gathers plain data (dicts and rows, the *logic*) and hands it to one of
 three renderers (``--format table|json|csv``). Progress and messages go to stderr, so
-stdout holds only the result. Commands that run Spark take ``--master`` and ``--conf``.
+stdout holds only the result. Commands that run Spark take ``--master`` (or ``--remote`` for a
+Spark Connect server) and ``--conf``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from rich.text import Text
 
 from varlake import __version__, parse_json
 from varlake.errors import VarlakeError
+from varlake.write.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
+from varlake.write.doctor_chart import size_text
 
 app = typer.Typer(no_args_is_help=True, help="Lakehouse tables for semi-structured data (Variant).")
 err = Console(stderr=True, emoji=False, highlight=False)
@@ -41,7 +44,8 @@ class Format(str, Enum):
 
 
 FORMAT = typer.Option(Format.table, "--format", "-f", help="Output format.")
-MASTER = typer.Option("local[*]", "--master", help="Spark master URL.")
+MASTER = typer.Option(None, "--master", help="Spark master URL: local[*] (default), local[N], spark://HOST:PORT, ...")
+REMOTE = typer.Option(None, "--remote", help="Spark Connect server sc://HOST:PORT (instead of --master).")
 CONF = typer.Option([], "--conf", help="Spark conf key=value (repeatable).")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Show Spark's own warnings on stderr (quiet by default).")
 
@@ -134,34 +138,58 @@ def _errors() -> Iterator[None]:
     try:
         yield
     except (VarlakeError, ValueError, OSError) as exc:
-        err.print(Text.assemble(("error: ", "red"), str(exc)))
+        err.print(Text.assemble(("error: ", "red"), str(exc)), soft_wrap=True)  # one line at any width
         raise typer.Exit(code=1) from None
     except Exception as exc:  # Spark analysis errors and the like
         if type(exc).__module__.startswith(("pyspark", "py4j")):
             from varlake.spark.session import spark_error_summary
 
-            err.print(Text.assemble(("Spark error: ", "red"), spark_error_summary(exc)))
+            err.print(Text.assemble(("Spark error: ", "red"), spark_error_summary(exc)), soft_wrap=True)
             raise typer.Exit(code=1) from None
         raise
 
 
-def _spark(master: str, conf: list[str], verbose: bool = False) -> Any:
-    """The session for a command. Unless ``verbose``, the JVM starts with its output sent to
-    a log file (``varlake.spark.quiet``), so the terminal shows only varlake's own lines."""
+def _spark(master: str | None, conf: list[str], verbose: bool = False, remote: str | None = None) -> Any:
+    """The session for a command: a Spark Connect session on ``remote``, else a classic one on
+    ``master`` (default ``local[*]``). An unreachable master or server, or a standalone master
+    that gives no executor, fails in bounded time (``varlake.spark.endpoints``). Unless
+    ``verbose``, a local JVM starts with its output sent to a log file (``varlake.spark.quiet``),
+    so the terminal shows only varlake's own lines."""
     import logging
     import warnings
 
+    from varlake.spark.endpoints import open_classic, open_connect
     from varlake.spark.quiet import driver_log_conf, quiet_launch
     from varlake.spark.session import local_session, parse_conf
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)  # errors are reported once, below
+    if remote is not None:
+        if master is not None:
+            raise ValueError("--master and --remote are mutually exclusive (--remote names a Spark Connect server)")
+        return open_connect(remote, parse_conf(conf))
+    master = master or "local[*]"
     settings = {**driver_log_conf(verbose), "spark.sql.warehouse.dir": str(Path(tempfile.gettempdir()) / "varlake-warehouse")}
     user = parse_conf(conf)
     if "spark.driver.extraJavaOptions" in user:
         user["spark.driver.extraJavaOptions"] = settings["spark.driver.extraJavaOptions"] + " " + user["spark.driver.extraJavaOptions"]
-    with quiet_launch(enabled=not verbose):
-        return local_session(master, {**settings, **user})
+
+    def start(master: str, conf: Any) -> Any:
+        with quiet_launch(enabled=not verbose):
+            return local_session(master, conf)
+
+    return open_classic(master, {**settings, **user}, start)
+
+
+def stage_io_text(stage: Any) -> str:
+    """``12,000 rows · 3.4 MB read · 1.2 MB written`` for a stage's finished tasks (what is known)."""
+    parts = []
+    if stage.rows:
+        parts.append(f"{stage.rows:,} rows")
+    for amount, verb in ((stage.bytes_read, "read"), (stage.bytes_written, "written")):
+        if amount:
+            parts.append(f"{size_text(amount)} {verb}")
+    return " · ".join(parts)
 
 
 @contextmanager
@@ -172,8 +200,8 @@ def _progress(spark: Any) -> Iterator[Any]:
     from varlake.spark.session import StageProgress, track_progress
 
     bars = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("eta"), TimeRemainingColumn(),
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[io]}"),
+        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
         console=err, transient=True,
     )
     tasks: dict[int, Any] = {}
@@ -181,8 +209,8 @@ def _progress(spark: Any) -> Iterator[Any]:
     def update(stages: list[StageProgress]) -> None:
         for s in stages:
             if s.stage_id not in tasks:
-                tasks[s.stage_id] = bars.add_task(f"stage {s.stage_id}", total=s.total)
-            bars.update(tasks[s.stage_id], completed=s.done, total=s.total)
+                tasks[s.stage_id] = bars.add_task(f"stage {s.stage_id}", total=s.total, io="")
+            bars.update(tasks[s.stage_id], completed=s.done, total=s.total, io=stage_io_text(s))
         live = {s.stage_id for s in stages}
         for stage_id, task in list(tasks.items()):
             if stage_id not in live:
@@ -244,12 +272,22 @@ def ingest(
     doc_column: str = typer.Option("doc", "--doc-column", help="Name of the Variant column."),
     multiline: bool = typer.Option(False, "--multiline", help="Each file holds one JSON value (not JSON Lines)."),
     mode: str = typer.Option("append", "--mode", help="append, overwrite or error."),
-    master: str = MASTER,
+    incremental: bool = typer.Option(True, "--incremental/--all", help="Only files this ingest has not taken yet (recorded in the table), or every input file."),
+    stream: bool = typer.Option(False, "--stream", help="Structured Streaming over the INPUT directory (needs --checkpoint)."),
+    checkpoint: Optional[str] = typer.Option(None, "--checkpoint", help="Streaming checkpoint directory (with --stream)."),
+    trigger: str = typer.Option("available-now", "--trigger", help="With --stream: once, available-now, or an interval such as '10 seconds'."),
+    max_files_per_trigger: Optional[int] = typer.Option(None, "--max-files-per-trigger", help="With --stream: at most this many files per micro-batch."),
+    compact_every: Optional[int] = typer.Option(None, "--compact-every", help="With --stream: optimize the table after every N micro-batches."),
+    master: Optional[str] = MASTER,
+    remote: Optional[str] = REMOTE,
     conf: list[str] = CONF,
     verbose: bool = VERBOSE,
     fmt: Format = FORMAT,
 ) -> None:
-    """Ingest JSON into a table with a Variant column; bad lines go to a quarantine table."""
+    """Ingest JSON into a table with a Variant column; bad lines go to a quarantine table.
+
+    Run again over a growing directory, it ingests only the files it has not taken yet
+    (exactly once, even after a killed run); --stream runs it as a Structured Streaming query."""
     from varlake.spark.ingest import ingest_json
 
     with _errors():
@@ -257,11 +295,23 @@ def ingest(
             raise ValueError("give at least one INPUT and the TABLE path")
         *inputs, table = paths
         columns = _pairs(column, "--column")
-        spark = _spark(master, conf, verbose)
+        if stream:
+            from varlake.spark.stream import ingest_stream, run_to_end
+
+            if len(inputs) != 1 or not checkpoint:
+                raise ValueError("--stream needs one INPUT directory and --checkpoint DIR")
+            spark = _spark(master, conf, verbose, remote)
+            query = ingest_stream(
+                spark, inputs[0], table, checkpoint, columns, partition_by, shredding, quarantine, trigger=trigger,
+                doc_column=doc_column, multiline=multiline, max_files_per_trigger=max_files_per_trigger, compact_every=compact_every,
+            )
+            render_document(run_to_end(query, table, checkpoint), fmt)
+            return
+        spark = _spark(master, conf, verbose, remote)
         with _progress(spark) as phase:
             result = ingest_json(
                 spark, inputs, table, columns, partition_by, shredding, quarantine,
-                doc_column=doc_column, multiline=multiline, mode=mode, progress=phase,
+                doc_column=doc_column, multiline=multiline, mode=mode, progress=phase, incremental=incremental,
             )
         summary = {
             "table": result.table,
@@ -280,6 +330,10 @@ def ingest(
             "shredding": {k: v or "(unshredded)" for k, v in result.layout.items()},
             "null_extractions": dict(result.extracted_nulls),
         }
+        if result.batch is not None:
+            summary["batch"] = result.batch
+        if result.changed_files:
+            summary["changed_files_not_ingested"] = list(result.changed_files)
         if result.note:
             summary["note"] = result.note
         render_document(summary, fmt)
@@ -322,7 +376,8 @@ def query(
         None, "--output", "-o", help="Write every row to this file instead (csv, json or parquet: --format or the suffix)."
     ),
     explain: bool = typer.Option(False, "--explain", help="Print the read plan (skipped files, read paths) to stderr first."),
-    master: str = MASTER,
+    master: Optional[str] = MASTER,
+    remote: Optional[str] = REMOTE,
     conf: list[str] = CONF,
     verbose: bool = VERBOSE,
     fmt: Optional[QueryFormat] = typer.Option(None, "--format", "-f", help="Output format (table when printing)."),
@@ -331,7 +386,7 @@ def query(
     with _errors():
         if output is None and fmt is QueryFormat.parquet:
             raise ValueError("--format parquet needs --output FILE")
-        spark = _spark(master, conf, verbose)
+        spark = _spark(master, conf, verbose, remote)
         if explain:
             typer.echo(explain_query(spark, table, sql), err=True)
         df = run_query(spark, table, sql)
@@ -494,6 +549,54 @@ def checkpoint(table: str = typer.Argument(..., help="Table path."), fmt: Format
         t = Table(table)
         written = t.checkpoint()
         render_document({"version": t.version, "checkpoint": written}, fmt)
+
+
+@app.command()
+def optimize(
+    table: str = typer.Argument(..., help="Table path."),
+    where: Optional[str] = typer.Option(None, "--where", help="Partition predicate: optimize only these partitions."),
+    cluster_by: list[str] = typer.Option([], "--cluster-by", help="Clustering key (repeatable): a column or v:path::type."),
+    target_size: Optional[str] = typer.Option(None, "--target-size", help="Target file size: bytes or 64mb, 1gb ..."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would be rewritten."),
+    spark_engine: bool = typer.Option(False, "--spark", help="Rewrite with Spark (default: the Python engine)."),
+    master: Optional[str] = MASTER,
+    remote: Optional[str] = REMOTE,
+    conf: list[str] = CONF,
+    fmt: Format = FORMAT,
+) -> None:
+    """Compact small files, rewrite files of another Variant layout, purge deletion vectors,
+    cluster rows by columns and Variant paths (``varlake.write.optimize``)."""
+    from varlake import Table
+
+    with _errors():
+        if spark_engine or master or remote:
+            from varlake.spark.optimize import optimize as spark_optimize
+
+            spark = _spark(master, conf, remote=remote)
+            result = spark_optimize(spark, table, where, cluster_by or None, target_size, dry_run=dry_run)
+        else:
+            result = Table(table).optimize(where, target_size, cluster_by or None, dry_run)
+        render_document(result.summary(reasons=False), fmt)
+
+
+@app.command()
+def doctor(
+    table: str = typer.Argument(..., help="Table path."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole report as JSON (keys: varlake.write.doctor)."),
+    sample: int = typer.Option(DEFAULT_SAMPLE, "--sample", min=1, help="Analyse at most this many live rows, spread over every file."),
+    empty_threshold: float = typer.Option(DEFAULT_EMPTY_THRESHOLD, "--empty-threshold", min=0.0, max=1.0, help="Flag stored leaves typed in fewer rows than this share."),
+) -> None:
+    """How well the Variant data is shredded: typed / residual / missing per path, type
+    conflicts, files off the table's layout, schema suggestions, what optimize would save."""
+    from varlake import Table
+    from varlake.write.doctor_chart import doctor_renderables
+
+    with _errors():
+        report = Table(table).doctor(sample=sample, empty_threshold=empty_threshold)
+        if as_json:
+            typer.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        else:
+            Console(emoji=False, highlight=False).print(doctor_renderables(report))
 
 
 if __name__ == "__main__":

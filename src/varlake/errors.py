@@ -345,3 +345,27 @@ class MergeCardinalityError(TableError):
     """A MERGE matched one target row with several source rows where a matched clause would
     update or delete it (Delta's DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE)."""
 
+
+
+class OptimizeError(TableError):
+    """OPTIMIZE cannot run as asked (a ``where`` that is not a partition predicate, a bad
+    target file size, a clustering key that cannot be ordered); nothing was written."""
+
+
+class ClusteringKeyError(OptimizeError):
+    """A clustering key (``cluster_by``) is not a column or Variant path with an orderable type."""
+
+
+class ContentCheckError(OptimizeError):
+    """A rewrite's rows differ from the rows it read (an order-independent hash of the logical
+    rows, Variants compared by value); nothing was committed."""
+
+
+class SparkUnavailableError(VarlakeError):
+    """The Spark master (``spark://``) or Spark Connect server (``sc://``) a command names
+    cannot be reached, or gives the application no executor, within a bounded wait; names the URL."""
+
+
+class StreamError(VarlakeError):
+    """A streaming write cannot start as asked (a DataFrame that is not streaming, an unknown
+    trigger, a checkpoint location that is not a local directory); names what and where."""

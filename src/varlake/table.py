@@ -31,6 +31,7 @@ from varlake.delta.schema import StructType, VariantType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import CommitResult
+from varlake.write.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
 from varlake.errors import TableError
 from varlake.expr import Predicate
 from varlake.io.parquet_write import write_parquet
@@ -98,10 +99,30 @@ class Scan:
         return plan_scan(snapshot, self.table.log.root_location, self.filter)
 
     def to_arrow(self) -> pa.Table:
-        return read_tasks(self.plan(), self.table.open_file, self.columns, self.paths, self.table.deleted_rows)
+        """The rows (deletion vectors applied), Variants typed ``arrow.parquet.variant``."""
+        return read_tasks(
+            self.plan(), self.table.open_file, self.columns, self.paths, self.table.deleted_rows, arrow_extension=True
+        )
 
-    def to_pandas(self) -> Any:
-        return self.to_arrow().to_pandas()
+    def to_pandas(self, variant: str = "variant") -> Any:
+        """A pandas frame; Variants as ``Variant`` objects, ``"json"`` text or ``"struct"``
+        dicts (``varlake.read.engines.to_pandas``)."""
+        from varlake.read.engines import to_pandas
+
+        return to_pandas(self.to_arrow(), variant)  # type: ignore[arg-type]
+
+    def to_polars(self, variant: str = "struct") -> Any:
+        """A Polars frame; Variants as ``"struct"`` or ``"json"`` (``varlake.read.engines.to_polars``)."""
+        from varlake.read.engines import to_polars
+
+        return to_polars(self.to_arrow(), variant)  # type: ignore[arg-type]
+
+    def to_duckdb(self, connection: Any, name: str) -> Any:
+        """The rows as DuckDB view ``name`` on ``connection``, Variants as ``VARIANT``
+        (``varlake.read.engines.to_duckdb``); returns the view's relation."""
+        from varlake.read.engines import to_duckdb
+
+        return to_duckdb(self.to_arrow(), connection, name)
 
 
 class Table:
@@ -232,6 +253,17 @@ class Table:
             {c: tuple(p) for c, p in paths.items()} if paths else None,
         )
 
+    def to_duckdb(self, connection: Any, name: str, version: int | None = None) -> Any:
+        """The snapshot at ``version`` (latest by default; deletion vectors applied) as the
+        DuckDB view ``name`` on ``connection`` (None: a new in-memory database), Variant
+        columns as DuckDB ``VARIANT``; returns the view's relation."""
+        return self.scan(version=version).to_duckdb(connection, name)
+
+    def to_polars(self, variant: str = "struct", version: int | None = None) -> Any:
+        """The snapshot at ``version`` as a Polars frame; Variants as ``"struct"``
+        (``Struct{metadata, value}``, lossless) or ``"json"`` (Spark's JSON text)."""
+        return self.scan(version=version).to_polars(variant)
+
     # --- writing ----------------------------------------------------------------------------
 
     def append(self, data: Any, *, app_id: str | None = None, app_version: int | None = None) -> int | None:
@@ -253,9 +285,12 @@ class Table:
         pending = self.stage(data, mode, snapshot)
         return commit_write(self.log, pending, app_id=app_id, app_version=app_version).version
 
-    def stage(self, data: Any, mode: WriteMode = "append", snapshot: Snapshot | None = None) -> PendingWrite:
+    def stage(
+        self, data: Any, mode: WriteMode = "append", snapshot: Snapshot | None = None, *, evolve: bool = True
+    ) -> PendingWrite:
         """Write ``data``'s Parquet files for a ``mode`` write based on ``snapshot`` (latest by
-        default) without committing them: commit with ``varlake.write.commit_write``."""
+        default) without committing them: commit with ``varlake.write.commit_write``.
+        ``evolve=False`` keeps the stored shredding schemas (no samples: OPTIMIZE's rewrites)."""
         if mode not in ("append", "overwrite"):
             raise TableError(f"{self.path}: write mode must be 'append' or 'overwrite', not {mode!r}")
         snapshot = snapshot or self.snapshot()
@@ -263,7 +298,7 @@ class Table:
         table = to_arrow_table(data, snapshot.schema)
         check_constraints(table, snapshot.schema, snapshot.properties, self.path)  # before any file is written
         columns = variant_columns(snapshot.schema)
-        samples = {c: _column_at(table, tuple(c.split("."))).slice(0, SAMPLE_ROWS) for c in columns} if table.num_rows else {}
+        samples = {c: _column_at(table, tuple(c.split("."))).slice(0, SAMPLE_ROWS) for c in columns} if table.num_rows and evolve else {}
         plan = plan_shredding(columns, snapshot.properties, "auto", samples, snapshot.metadata, self.path)
         adds = self._write_files(snapshot, table, plan)
         return PendingWrite(
@@ -309,6 +344,30 @@ class Table:
     def vacuum(self, retention_hours: float = 168, *, dry_run: bool = False, unsafe_retention: bool = False) -> list[str]:
         """Delete files no version inside the retention references (see ``DeltaLog.vacuum``)."""
         return self.log.vacuum(retention_hours, dry_run=dry_run, unsafe_retention=unsafe_retention)
+
+    def optimize(
+        self,
+        where: str | Predicate | None = None,
+        target_file_size: int | str | None = None,
+        cluster_by: Sequence[str] | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """OPTIMIZE: bin-pack small files, rewrite files of another Variant layout into the
+        table's stable shredding schema, purge deletion vectors, optionally cluster rows by
+        columns and Variant paths (``cluster_by=["v:a.b::string"]``, remembered by the table).
+        ``where``: a partition predicate. One commit with ``dataChange=false``; returns an
+        ``OptimizeResult`` (``varlake.write.optimize``)."""
+        from varlake.write.optimize import optimize
+
+        return optimize(self, where, target_file_size, cluster_by, dry_run)
+
+    def doctor(self, *, sample: int | None = DEFAULT_SAMPLE, empty_threshold: float = DEFAULT_EMPTY_THRESHOLD, version: int | None = None) -> Any:
+        """How well the Variant data is shredded: per column and path the shares held typed,
+        residual and missing, type conflicts, drifted files, schema suggestions and what
+        ``optimize`` would change (a ``DoctorReport``; see ``varlake.write.doctor``)."""
+        from varlake.write.doctor import diagnose
+
+        return diagnose(self, sample=sample, empty_threshold=empty_threshold, version=version)
 
     # --- internals -------------------------------------------------------------------------------------
 

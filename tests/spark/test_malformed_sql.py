@@ -76,7 +76,9 @@ def _outcome(fn: Any) -> tuple[Any, ...]:
         return ("rows", tuple(frame.columns), tuple(sorted((tuple(_plain(v) for v in r) for r in frame.collect()), key=repr)))
     except PySparkException as exc:
         condition = exc.getCondition() if hasattr(exc, "getCondition") else None
-        return ("error", type(exc).__name__, condition, str(exc) if isinstance(exc, ParseException) else None)
+        # a Connect client appends the server's JVM stack trace to Spark's message
+        message = str(exc).split("\n\nJVM stacktrace:\n")[0]
+        return ("error", type(exc).__name__, condition, message if isinstance(exc, ParseException) else None)
 
 
 def _spark_answer(oracle: Any, query: str) -> tuple[Any, ...]:
@@ -114,33 +116,33 @@ CASES = [
 
 
 @pytest.mark.parametrize("query", CASES)
-def test_explicit_malformed_queries_answer_as_spark(spark: Any, table: Table, oracle: Any, query: str) -> None:
-    assert _varlake_answer(spark, table, query) == _spark_answer(oracle, query)
+def test_explicit_malformed_queries_answer_as_spark(any_spark: Any, table: Table, oracle: Any, query: str) -> None:
+    assert _varlake_answer(any_spark, table, query) == _spark_answer(oracle, query)
 
 
-def test_sqlglot_only_syntax_is_spark_parse_error(spark: Any, table: Table) -> None:
+def test_sqlglot_only_syntax_is_spark_parse_error(any_spark: Any, table: Table) -> None:
     """``FETCH FIRST`` is what sqlglot reads (and writes back as ``LIMIT``) but Spark 4.3 does not."""
     from pyspark.errors import ParseException
 
     with pytest.raises(ParseException) as caught:
-        vs.sql(spark, "SELECT v:a::bigint AS a FROM {t} FETCH FIRST 1 ROWS ONLY", t=table)
+        vs.sql(any_spark, "SELECT v:a::bigint AS a FROM {t} FETCH FIRST 1 ROWS ONLY", t=table)
     assert caught.value.getCondition() == "PARSE_SYNTAX_ERROR"
 
 
-def test_spark_verdict_comes_before_the_tables(spark: Any, tmp_path: Path) -> None:
+def test_spark_verdict_comes_before_the_tables(any_spark: Any, tmp_path: Path) -> None:
     """A text Spark cannot parse fails with Spark's error even if its table does not exist."""
     from pyspark.errors import ParseException
 
     with pytest.raises(ParseException):
-        vs.sql(spark, "SELECT v:a::bigint FROM {t} WHERE (", t=tmp_path / "missing")
+        vs.sql(any_spark, "SELECT v:a::bigint FROM {t} WHERE (", t=tmp_path / "missing")
 
 
-def test_disagreement_runs_as_written(spark: Any, table: Table) -> None:
+def test_disagreement_runs_as_written(any_spark: Any, table: Table) -> None:
     """Where Spark reads the text differently from sqlglot, nothing sqlglot derived is used."""
-    plan = vs.explain(spark, "SELECT v:a::bigint AS a, FROM {t}", t=table, show=False)
+    plan = vs.explain(any_spark, "SELECT v:a::bigint AS a, FROM {t}", t=table, show=False)
     assert not plan.prepared.rewritten
     assert "differently from sqlglot" in str(plan.prepared.analysis.note)
-    agreed = vs.explain(spark, "SELECT v:a::bigint AS a FROM {t}", t=table, show=False)
+    agreed = vs.explain(any_spark, "SELECT v:a::bigint AS a FROM {t}", t=table, show=False)
     assert agreed.prepared.rewritten  # an ordinary query is still rewritten
 
 
@@ -161,12 +163,12 @@ DIFFERENT = [
 
 
 @pytest.mark.parametrize(("one", "other", "same"), [(a, b, True) for a, b in SAME] + [(a, b, False) for a, b in DIFFERENT])
-def test_fingerprint_tells_queries_apart(spark: Any, one: str, other: str, same: bool) -> None:
+def test_fingerprint_tells_queries_apart(any_spark: Any, one: str, other: str, same: bool) -> None:
     """The guard's comparison of Spark's parses: equal for the same query however spelled
     (function-name case), different for any change of meaning, however small or deep in a list."""
     from varlake.spark.verdict import fingerprint, parse_plan
 
-    assert (fingerprint(spark, parse_plan(spark, one)) == fingerprint(spark, parse_plan(spark, other))) is same
+    assert (fingerprint(any_spark, parse_plan(any_spark, one)) == fingerprint(any_spark, parse_plan(any_spark, other))) is same
 
 
 # --- the property -------------------------------------------------------------------------------------------

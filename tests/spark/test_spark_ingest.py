@@ -52,7 +52,7 @@ def _table_docs(path: Path, column: str = "doc") -> list[str]:
     return sorted(Variant(r[column]["metadata"], r[column]["value"]).to_json() for r in Table(path).scan().to_arrow().to_pylist())
 
 
-def test_every_line_is_written_or_quarantined_with_file_line_and_reason(spark: Any, tmp_path: Path) -> None:
+def test_every_line_is_written_or_quarantined_with_file_line_and_reason(any_spark: Any, tmp_path: Path) -> None:
     lines = _mixed_lines()
     src = tmp_path / "in"
     (src / "sub").mkdir(parents=True)
@@ -60,7 +60,7 @@ def test_every_line_is_written_or_quarantined_with_file_line_and_reason(spark: A
     with gzip.open(src / "sub" / "b.jsonl.gz", "wb") as f:
         f.write(b"\r\n".join(lines))  # CRLF and no final newline
     (src / "_ignored.jsonl").write_bytes(b"{broken\n")
-    result = ingest_json(spark, src, tmp_path / "t")
+    result = ingest_json(any_spark, src, tmp_path / "t")
     n_bad = sum(1 for line in lines if line in BAD)
     assert result.files == 2 and result.consistent
     assert (result.read, result.written, result.quarantined) == (2 * len(lines), 2 * (len(lines) - n_bad), 2 * n_bad)
@@ -100,13 +100,13 @@ def test_line_numbers_stay_exact_across_file_splits(spark: Any, tmp_path: Path) 
     assert ids == [i for i in range(1, 15001) if i not in bad_at]
 
 
-def test_extracted_and_partition_columns(spark: Any, tmp_path: Path) -> None:
+def test_extracted_and_partition_columns(any_spark: Any, tmp_path: Path) -> None:
     src = tmp_path / "ev.jsonl"
     docs = [{"kind": ["commit", "identity"][i % 2], "time_us": 1_700_000_000_000_000 + i, "n": i} for i in range(40)]
     docs[5]["n"] = "not a number"
     src.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
     result = ingest_json(
-        spark, str(src), tmp_path / "t",
+        any_spark, str(src), tmp_path / "t",
         columns={"kind": "$.kind::string", "n": "$.n::int", "ts": "timestamp_micros(event:time_us::bigint)"},
         partition_by=["kind"], doc_column="event",
     )

@@ -8,6 +8,7 @@ values, ANSI errors still surface, the caller's session is left untouched.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from varlake.errors import ExpressionEvaluationError
 from varlake.io.parquet_write import write_parquet
 from varlake.spark.explain import executed_scans
 from varlake.spark.reader import IGNORE_VARIANT_ANNOTATION
-from varlake.spark.session import spark_conf
+from varlake.spark.session import is_classic, spark_conf
 from varlake.table import Table, to_arrow_table
 
 pytestmark = pytest.mark.spark
@@ -91,8 +92,8 @@ QUERIES = [
 
 
 @pytest.mark.parametrize("query", QUERIES)
-def test_answers_equal_spark_over_the_same_files(spark: Any, events: Table, query: str) -> None:
-    got = vs.sql(spark, query, e=events)
+def test_answers_equal_spark_over_the_same_files(any_spark: Any, spark: Any, events: Table, query: str) -> None:
+    got = vs.sql(any_spark, query, e=events)
     expected = _reference(spark, events, query)
     assert got.columns == expected.columns
     assert sorted(got.collect(), key=repr) == sorted(expected.collect(), key=repr)
@@ -122,45 +123,45 @@ def test_spark_written_shredded_files_take_the_struct_path(spark: Any, events: T
     assert got.count(None) == 200  # f2 and f3 have no c
 
 
-def test_variant_columns_stay_variant_and_star_reads_everything(spark: Any, events: Table) -> None:
-    df = vs.read(spark, events, where="id IN (1, 302)")
+def test_variant_columns_stay_variant_and_star_reads_everything(any_spark: Any, events: Table) -> None:
+    df = vs.read(any_spark, events, where="id IN (1, 302)")
     assert df.schema.simpleString() == "struct<id:bigint,v:variant>"
     assert sorted((r.id, r.v.toJson()) for r in df.collect()) == [
         (1, '{"a":1,"b":"k1","c":{"d":2}}'), (302, '{"a":302,"b":"k2"}'),
     ]
-    df = vs.read(spark, str(events.path), columns=["id", "v:a::int AS a"], where="v:a::int < 3")
+    df = vs.read(any_spark, str(events.path), columns=["id", "v:a::int AS a"], where="v:a::int < 3")
     assert sorted(map(tuple, df.collect())) == [(0, 0), (1, 1), (2, 2)]
 
 
-def test_casts_that_fail_raise_like_spark(spark: Any, events: Table) -> None:
+def test_casts_that_fail_raise_like_spark(any_spark: Any, spark: Any, events: Table) -> None:
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
 
     failed = (PySparkException, Py4JJavaError)  # a task failure may come back unconverted
     for query in ("SELECT v:b::int FROM {e}", "SELECT variant_get(v, '$.b', 'int') FROM {e} WHERE id = 5"):
         with pytest.raises(failed, match="INVALID_VARIANT_CAST"):
-            vs.sql(spark, query, e=events).collect()
+            vs.sql(any_spark, query, e=events).collect()
         with pytest.raises(failed, match="INVALID_VARIANT_CAST"):
             _reference(spark, events, query).collect()
     # the failing file (f2, "210") is outside the range, but statistics cannot show that (no
     # bounds for a mixed-type path), so it is read and the cast fails there as in Spark
     with pytest.raises(failed, match="INVALID_VARIANT_CAST"):
-        vs.sql(spark, "SELECT id FROM {e} WHERE v:a::tinyint > 0", e=events).collect()
+        vs.sql(any_spark, "SELECT id FROM {e} WHERE v:a::tinyint > 0", e=events).collect()
     query = "SELECT count(try_variant_get(v, '$.b', 'int')), count(TRY_CAST(v:a AS TINYINT)) FROM {e}"
-    assert tuple(vs.sql(spark, query, e=events).collect()[0]) == (0, 128)  # a = 0..127 fit a tinyint
-    assert vs.sql(spark, query, e=events).collect() == _reference(spark, events, query).collect()
+    assert tuple(vs.sql(any_spark, query, e=events).collect()[0]) == (0, 128)  # a = 0..127 fit a tinyint
+    assert vs.sql(any_spark, query, e=events).collect() == _reference(spark, events, query).collect()
 
 
-def test_time_travel_and_empty_results(spark: Any, events: Table) -> None:
+def test_time_travel_and_empty_results(any_spark: Any, events: Table) -> None:
     more = _add(events, _write(events, "f4.parquet", [(1000, {"a": 1000})], "a bigint"))
     events.commit_files([more], "append")
-    assert vs.read(spark, events, columns=["count(*)"]).collect()[0][0] == 401
-    assert vs.read(spark, events, columns=["count(*)"], version=1).collect()[0][0] == 400
-    empty = vs.sql(spark, "SELECT id, v:a::bigint AS a FROM {e} WHERE v:a::bigint > 5000", e=events)
+    assert vs.read(any_spark, events, columns=["count(*)"]).collect()[0][0] == 401
+    assert vs.read(any_spark, events, columns=["count(*)"], version=1).collect()[0][0] == 400
+    empty = vs.sql(any_spark, "SELECT id, v:a::bigint AS a FROM {e} WHERE v:a::bigint > 5000", e=events)
     assert empty.collect() == [] and empty.columns == ["id", "a"]
 
 
-def test_partitions_prune_and_come_back_as_values(spark: Any, tmp_path: Path) -> None:
+def test_partitions_prune_and_come_back_as_values(any_spark: Any, tmp_path: Path) -> None:
     table = Table.create(tmp_path / "parts", "id bigint, v variant, day date, region string", partition_by=["day", "region"])
     adds = []
     for i, (day, region) in enumerate([("2024-01-01", "eu"), ("2024-01-02", "us"), ("2024-01-02", "eu")]):
@@ -168,46 +169,46 @@ def test_partitions_prune_and_come_back_as_values(spark: Any, tmp_path: Path) ->
         adds.append(_add(table, rel, {"day": day, "region": region}))
     table.commit_files(adds, "append")
     query = "SELECT region, day, sum(v:a::bigint) FROM {p} WHERE day = DATE'2024-01-02' GROUP BY 1, 2 ORDER BY 1"
-    explanation = vs.explain(spark, query, p=table, show=False)
+    explanation = vs.explain(any_spark, query, p=table, show=False)
     assert len(explanation.plans["p"].skipped_by_partition) == 1
     assert "skipped by partition values: 1" in str(explanation)
     import datetime as dt
 
-    assert [tuple(r) for r in vs.sql(spark, query, p=table).collect()] == [
+    assert [tuple(r) for r in vs.sql(any_spark, query, p=table).collect()] == [
         ("eu", dt.date(2024, 1, 2), 10), ("us", dt.date(2024, 1, 2), 10),
     ]
     nothing = "SELECT v:a::int AS a, day FROM {p} WHERE day > DATE'2030-01-01'"
-    assert vs.explain(spark, nothing, p=table, show=False).plans["p"].groups == ()
-    empty = vs.sql(spark, nothing, p=table)
+    assert vs.explain(any_spark, nothing, p=table, show=False).plans["p"].groups == ()
+    empty = vs.sql(any_spark, nothing, p=table)
     assert empty.collect() == [] and empty.schema.simpleString() == "struct<a:int,day:date>"
 
 
-def test_struct_held_variants_and_two_tables(spark: Any, tmp_path: Path, events: Table) -> None:
+def test_struct_held_variants_and_two_tables(any_spark: Any, tmp_path: Path, events: Table) -> None:
     nested = Table.create(tmp_path / "nested", "k bigint, s struct<v: variant, n: int>")
     nested.append([{"k": i, "s": {"v": None, "n": i}} for i in range(3)])
-    df = vs.sql(spark, "SELECT n.k, n.s.n, e.v:b::string FROM {n} n JOIN {e} e ON n.k = e.id ORDER BY 1", n=nested, e=events)
+    df = vs.sql(any_spark, "SELECT n.k, n.s.n, e.v:b::string FROM {n} n JOIN {e} e ON n.k = e.id ORDER BY 1", n=nested, e=events)
     assert [tuple(r) for r in df.collect()] == [(0, 0, "k0"), (1, 1, "k1"), (2, 2, "k2")]
 
 
-def test_the_callers_session_is_not_changed_and_its_views_are_visible(spark: Any, events: Table) -> None:
-    spark.range(3).createOrReplaceTempView("wanted_ids")
-    before = {t.name for t in spark.catalog.listTables()}
-    df = vs.sql(spark, "SELECT id, v:a::bigint FROM {e} WHERE id IN (SELECT id FROM wanted_ids)", e=events)
+def test_the_callers_session_is_not_changed_and_its_views_are_visible(any_spark: Any, events: Table) -> None:
+    any_spark.range(3).createOrReplaceTempView("wanted_ids")
+    before = {t.name for t in any_spark.catalog.listTables()}
+    df = vs.sql(any_spark, "SELECT id, v:a::bigint FROM {e} WHERE id IN (SELECT id FROM wanted_ids)", e=events)
     assert sorted(map(tuple, df.collect())) == [(0, 0), (1, 1), (2, 2)]
-    assert spark.conf.get(IGNORE_VARIANT_ANNOTATION) == "false"
-    assert {t.name for t in spark.catalog.listTables()} == before
+    assert any_spark.conf.get(IGNORE_VARIANT_ANNOTATION) == "false"
+    assert {t.name for t in any_spark.catalog.listTables()} == before
     # the result DataFrame keeps working when combined with the caller's own DataFrames
-    assert df.join(spark.range(2), "id").count() == 2
+    assert df.join(any_spark.range(2), "id").count() == 2
 
 
-def test_explain_shows_groups_skips_and_sql(spark: Any, events: Table, capsys: Any) -> None:
-    vs.explain(spark, "SELECT v:b::string, count(*) FROM {e} WHERE v:a::bigint < 50 GROUP BY 1", e=events)
+def test_explain_shows_groups_skips_and_sql(any_spark: Any, events: Table, capsys: Any) -> None:
+    vs.explain(any_spark, "SELECT v:b::string, count(*) FROM {e} WHERE v:a::bigint < 50 GROUP BY 1", e=events)
     text = capsys.readouterr().out
     assert "skipped by statistics: 1" in text and "f1.parquet" in text
     assert "shredded read: 1 file(s), 100 row(s): struct leaves v:$['b'] AS string <- string; v:$['a'] AS long <- long" in text
     assert "variant read: 2 file(s), 200 row(s)" in text
     assert "IF(__vl_shredded, __vl_0, CAST(VARIANT_GET(v, '$.b') AS STRING))" in text
-    text = str(vs.explain(spark, events, columns=["*"], show=False))
+    text = str(vs.explain(any_spark, events, columns=["*"], show=False))
     assert "Variant columns read whole: SELECT * reads every column" in text and "(as written)" in text
 
 
@@ -321,45 +322,52 @@ def test_variants_held_in_structs_take_the_struct_path(spark: Any, tmp_path: Pat
     assert "struct<id:bigint,s:struct<n:int,v:struct<typed_value:struct<a:struct<typed_value:bigint>,b:struct<typed_value:string>>>>>" in read
 
 
-def test_sql_spark_rejects_after_rewriting_falls_back_to_reading_variants(spark: Any, events: Table) -> None:
+def test_sql_spark_rejects_after_rewriting_falls_back_to_reading_variants(any_spark: Any, spark: Any, events: Table) -> None:
     from varlake.spark.reader import prepare, run
 
     query = "SELECT v:b::string AS b, count(*) AS n FROM {e} WHERE v:a::bigint < 120 GROUP BY 1"
-    prepared = prepare(spark, query, {"e": events})
+    prepared = prepare(any_spark, query, {"e": events})
     assert prepared.rewritten
-    expected = sorted(map(tuple, run(spark, prepared).collect()))
+    expected = sorted(map(tuple, run(any_spark, prepared).collect()))
     prepared.sql = prepared.sql.replace("GROUP BY", "GROUP BY BY")  # as if sqlglot had rendered bad SQL
-    assert sorted(map(tuple, run(spark, prepared).collect())) == expected
+    assert sorted(map(tuple, run(any_spark, prepared).collect())) == expected
     assert expected == sorted(map(tuple, _reference(spark, events, query).collect()))
 
 
-def test_queries_share_table_reads_and_stay_correct(spark: Any, events: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_queries_share_table_reads_and_stay_correct(any_spark: Any, spark: Any, events: Table, monkeypatch: pytest.MonkeyPatch) -> None:
     from varlake.spark import reader
 
     reads = reader.SharedReads(capacity=2)
     monkeypatch.setattr(reader, "SHARED_READS", reads)
     query = "SELECT {e}.id, v:a::bigint + %d AS x FROM {e} WHERE v:b::string = 'k1'"
-    first = vs.sql(spark, query % 1, e=events)
-    second = vs.sql(spark, query % 2, e=events)
+    first = vs.sql(any_spark, query % 1, e=events)
+    second = vs.sql(any_spark, query % 2, e=events)
     assert len(reads) == 1  # one plan, one shared read
     unnamed = "SELECT {e}.id, sum(v:a::bigint + 3) FROM {e} WHERE {e}.id %% 2 = %d GROUP BY {e}.id"
-    with spark_conf(spark, {"spark.sql.parquet.enableVectorizedReader": "false"}):
-        third = vs.sql(spark, unnamed % 0, e=events)  # other confs: a read of its own
+    with spark_conf(any_spark, {"spark.sql.parquet.enableVectorizedReader": "false"}):
+        third = vs.sql(any_spark, unnamed % 0, e=events)  # other confs: a read of its own
         assert third.columns == _reference(spark, events, unnamed % 0).columns
         assert sorted(third.collect()) == sorted(_reference(spark, events, unnamed % 0).collect())
     assert len(reads) == 2
     oldest = reads.views[0]
-    other = vs.sql(spark, "SELECT v:c.d::int AS d FROM {e}", e=events)  # evicts the oldest read
+    other = vs.sql(any_spark, "SELECT v:c.d::int AS d FROM {e}", e=events)  # evicts the oldest read
     assert len(reads) == 2 and oldest not in reads.views
-    listed = {(oldest[0], t.name) for t in spark.catalog.listTables(oldest[0])}
-    assert oldest not in listed and set(reads.views) <= listed
+    listed = {(oldest[0], t.name) for t in any_spark.catalog.listTables(oldest[0])}
+    assert set(reads.views) <= listed
+    # classic DataFrames hold their analysed reads; Connect ones name the view, which stays
+    # (retired) while first and second live
+    assert (oldest not in listed) if is_classic(any_spark) else (oldest in listed)
     # DataFrames made before keep their reads
     for df, k in ((first, 1), (second, 2)):
         assert sorted(df.collect()) == sorted(_reference(spark, events, query % k).collect())
     assert sorted(other.collect(), key=repr) == sorted(_reference(spark, events, "SELECT v:c.d::int AS d FROM {e}").collect(), key=repr)
-    again = vs.sql(spark, unnamed % 1, e=events)
+    again = vs.sql(any_spark, unnamed % 1, e=events)
     assert again.columns == _reference(spark, events, unnamed % 1).columns
     assert sorted(again.collect()) == sorted(_reference(spark, events, unnamed % 1).collect())
+    del first, second, df
+    gc.collect()
+    vs.sql(any_spark, query % 3, e=events)  # a later query drops the retired view nothing uses
+    assert oldest not in {(oldest[0], t.name) for t in any_spark.catalog.listTables(oldest[0])}
 
 
 def test_narrower_numeric_casts_take_the_struct_path_when_footer_bounds_fit(spark: Any, tmp_path: Path) -> None:

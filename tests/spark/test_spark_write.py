@@ -66,9 +66,9 @@ def _layouts(t: Table) -> set[str]:
     return {str(pq.read_schema(t.data_file(f)).field("v").type) for f in t.files()}
 
 
-def test_writes_share_one_shredded_layout_and_read_back_equal(spark: Any, tmp_path: Path) -> None:
+def test_writes_share_one_shredded_layout_and_read_back_equal(any_spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "events"
-    batches = [_events(spark, 0, 300), _events(spark, 300, 500), _events(spark, 500, 900)]
+    batches = [_events(any_spark, 0, 300), _events(any_spark, 300, 500), _events(any_spark, 500, 900)]
     expected: dict[int, Any] = {}
     for i, df in enumerate(batches):
         result = write(df, path)
@@ -91,12 +91,12 @@ def test_writes_share_one_shredded_layout_and_read_back_equal(spark: Any, tmp_pa
     assert got == want
     raw = pa.concat_tables([read_parquet(t.data_file(f)) for f in t.files()])
     assert {r["id"]: _variant_json(r["v"]) for r in raw.to_pylist()} == {k: v[1] for k, v in want.items()}
-    back = spark.read.parquet(*[t.data_file(f) for f in t.files()]).selectExpr("id", "to_json(v) AS j").collect()
+    back = any_spark.read.parquet(*[t.data_file(f) for f in t.files()]).selectExpr("id", "to_json(v) AS j").collect()
     assert {r["id"]: r["j"] for r in back} == {k: v[1] for k, v in want.items()}
 
 
-def test_partitioned_write_records_partition_values(spark: Any, tmp_path: Path) -> None:
-    df = spark.sql(
+def test_partitioned_write_records_partition_values(any_spark: Any, tmp_path: Path) -> None:
+    df = any_spark.sql(
         """SELECT id, CASE WHEN id % 4 = 0 THEN NULL ELSE concat('k/', CAST(id % 4 AS STRING), ':=%') END AS k,
                   date_add(DATE'2024-02-28', CAST(id % 3 AS INT)) AS day, parse_json(format_string('{"n": %d}', id)) AS v
            FROM range(0, 60)"""
@@ -123,18 +123,18 @@ def test_timestamp_partition_text_is_utc_and_refuses_ambiguous_local_times() -> 
         _utc_timestamp_text("2024-10-27 02:30:00", "Europe/Berlin", "x")
 
 
-def test_modes_and_idempotent_app_versions(spark: Any, tmp_path: Path) -> None:
+def test_modes_and_idempotent_app_versions(any_spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "m"
-    write(_events(spark, 0, 20), path, mode="error")
+    write(_events(any_spark, 0, 20), path, mode="error")
     with pytest.raises(TableExistsError):
-        write(_events(spark, 0, 20), path, mode="error")
-    assert write(_events(spark, 20, 30), path, app_id="job", app_version=1).version == 2
-    again = write(_events(spark, 20, 30), path, app_id="job", app_version=1)
+        write(_events(any_spark, 0, 20), path, mode="error")
+    assert write(_events(any_spark, 20, 30), path, app_id="job", app_version=1).version == 2
+    again = write(_events(any_spark, 20, 30), path, app_id="job", app_version=1)
     assert again.version is None and Table(path).version == 2
-    assert write(_events(spark, 100, 105), path, mode="overwrite").version == 3
+    assert write(_events(any_spark, 100, 105), path, mode="overwrite").version == 3
     assert sorted(r["id"] for r in Table(path).scan(columns=["id"]).to_arrow().to_pylist()) == list(range(100, 105))
     with pytest.raises(TableError, match="write mode"):
-        write(_events(spark, 0, 1), path, mode="upsert")
+        write(_events(any_spark, 0, 1), path, mode="upsert")
 
 
 def test_schema_checks_name_the_column(spark: Any, tmp_path: Path) -> None:
@@ -172,9 +172,9 @@ def test_shredding_off_unshredded_tables_and_explicit_schemas(spark: Any, tmp_pa
     assert got == {k: v[1] for k, v in _expected(_events(spark, 0, 50)).items()}
 
 
-def test_each_variant_column_keeps_its_own_schema(spark: Any, tmp_path: Path) -> None:
+def test_each_variant_column_keeps_its_own_schema(any_spark: Any, tmp_path: Path) -> None:
     # six columns, Variants at the top level and inside a struct, each with its own schema
-    df = spark.sql(
+    df = any_spark.sql(
         """SELECT id, parse_json(format_string('{"a": %d}', id)) AS v, id * 2 AS x,
                   named_struct('k', id, 'inner', parse_json('[1, 2]')) AS s, parse_json('"txt"') AS w, CAST(id AS STRING) AS y
            FROM range(0, 40, 1, 2)"""
@@ -194,17 +194,17 @@ def test_each_variant_column_keeps_its_own_schema(spark: Any, tmp_path: Path) ->
         for r in t.scan().to_arrow().to_pylist()
     }
     assert got == {i: (f'{{"a":{i}}}', "[1,2]", '"txt"', str(i)) for i in range(40)}
-    back = spark.read.parquet(*[t.data_file(f) for f in t.files()]).selectExpr("id", "to_json(s.inner) AS j").collect()
+    back = any_spark.read.parquet(*[t.data_file(f) for f in t.files()]).selectExpr("id", "to_json(s.inner) AS j").collect()
     assert sorted((r["id"], r["j"]) for r in back) == [(i, "[1,2]") for i in range(40)]
 
 
-def test_failed_job_commits_nothing_and_vacuum_removes_its_files(spark: Any, tmp_path: Path) -> None:
+def test_failed_job_commits_nothing_and_vacuum_removes_its_files(any_spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "f"
-    write(_events(spark, 0, 40), path)
+    write(_events(any_spark, 0, 40), path)
     before = Table(path)
     version, live = before.version, {a.path for a in before.files()}
     # four tasks; only the last one fails, after the first ones committed their files
-    failing = spark.sql(
+    failing = any_spark.sql(
         """SELECT id, CAST(0 AS INT) AS part,
                   CASE WHEN id = 399 THEN raise_error('boom') ELSE parse_json('{"a": 1}') END AS v,
                   TIMESTAMP'2024-01-01 00:00:00' AS ts
@@ -212,7 +212,7 @@ def test_failed_job_commits_nothing_and_vacuum_removes_its_files(spark: Any, tmp
     )
     with pytest.raises(TableError, match="sampling.*boom"):
         write(failing, path)
-    sample = spark.sql("SELECT parse_json('{\"a\": 1}') AS v")
+    sample = any_spark.sql("SELECT parse_json('{\"a\": 1}') AS v")
     with pytest.raises(TableError, match="writing.*nothing was committed.*boom"):
         write(failing, path, sample=sample)
     after = Table(path)
@@ -231,9 +231,9 @@ def test_failed_job_commits_nothing_and_vacuum_removes_its_files(spark: Any, tmp
     assert len(after.scan().to_arrow()) == 40
 
 
-def test_many_files_get_stats_on_executors(spark: Any, tmp_path: Path) -> None:
+def test_many_files_get_stats_on_executors(any_spark: Any, tmp_path: Path) -> None:
     n = EXECUTOR_STATS_THRESHOLD + 1
-    df = _events(spark, 0, 4 * n).repartition(n)
+    df = _events(any_spark, 0, 4 * n).repartition(n)
     result = write(df, tmp_path / "many")
     t = Table(tmp_path / "many")
     assert result.num_files == len(t.files()) == n
@@ -287,12 +287,12 @@ def test_staged_writers_racing_to_create_a_table(spark: Any, tmp_path: Path) -> 
     assert t.version == 1 and len(t.scan().to_arrow()) == 20
 
 
-def test_spark_conf_restores_previous_values(spark: Any) -> None:
+def test_spark_conf_restores_previous_values(any_spark: Any) -> None:
     key = "spark.sql.variant.forceShreddingSchemaForTest"
-    assert spark.conf.get(key, None) is None
-    with spark_conf(spark, {key: "a int", "spark.sql.shuffle.partitions": "7"}):
-        assert spark.conf.get(key) == "a int" and spark.conf.get("spark.sql.shuffle.partitions") == "7"
-    assert spark.conf.get(key, None) is None and spark.conf.get("spark.sql.shuffle.partitions") == "2"
+    assert any_spark.conf.get(key, None) is None
+    with spark_conf(any_spark, {key: "a int", "spark.sql.shuffle.partitions": "7"}):
+        assert any_spark.conf.get(key) == "a int" and any_spark.conf.get("spark.sql.shuffle.partitions") == "7"
+    assert any_spark.conf.get(key, None) is None and any_spark.conf.get("spark.sql.shuffle.partitions") == "2"
 
 
 def test_track_progress_reports_running_stages(spark: Any) -> None:
@@ -307,3 +307,25 @@ def test_track_progress_reports_running_stages(spark: Any) -> None:
     with track_progress(spark, seen.extend, interval=0.02):
         spark.range(0, 4, 1, 4).select(slow("id")).collect()
     assert any(s.total == 4 for s in seen) and all(0 <= s.done <= s.total for s in seen)
+
+
+def test_track_progress_reports_rows_and_bytes(spark: Any, tmp_path: Path) -> None:
+    """A stage reading files shows the rows and bytes of its finished tasks as it runs."""
+    import time
+
+    from pyspark.sql import functions as F
+
+    from varlake.cli import stage_io_text
+    from varlake.spark.session import StageProgress, track_progress
+
+    spark.range(0, 4000, 1, 4).write.parquet(str(tmp_path / "p"))
+    seen: list[StageProgress] = []
+    slow = F.udf(lambda x: (time.sleep(0.3) if x % 1000 == 0 else None) or x, "bigint")  # once per file
+    with track_progress(spark, seen.extend, interval=0.02):
+        spark.read.parquet(str(tmp_path / "p")).where(slow("id") >= 0).agg(F.count("*")).collect()
+    started = [s for s in seen if s.rows]
+    assert started, seen
+    assert all(0 < s.rows <= 4000 and s.bytes_read > 0 for s in started)
+    assert max(s.rows for s in started) >= 1000  # at least one file's rows counted while running
+    text = stage_io_text(started[-1])
+    assert "rows" in text and "read" in text

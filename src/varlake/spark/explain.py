@@ -17,6 +17,7 @@ from varlake.errors import TableError
 from varlake.read import PutBack
 from varlake.spark.planner import FileGroup, TablePlan
 from varlake.spark.reader import PreparedQuery, TableSource, prepare, read_query
+from varlake.spark.session import is_classic
 
 __all__ = ["Explanation", "executed_scans", "explain"]
 
@@ -138,7 +139,10 @@ def explain(
 def executed_scans(df: Any) -> list[Any]:
     """The file scan nodes (JVM objects) of an executed DataFrame's physical plan, through
     adaptive query stages: their ``requiredSchema()`` and ``metrics()`` (``numOutputRows``:
-    rows left after row-group skipping) show what a query really read."""
+    rows left after row-group skipping) show what a query really read. Classic sessions
+    only (a Spark Connect DataFrame has no JVM plan to walk): ``TableError`` otherwise."""
+    if not is_classic(df.sparkSession):
+        raise TableError("executed_scans needs a classic (JVM) SparkSession: a Spark Connect plan has no JVM nodes")
 
     def walk(node: Any) -> list[Any]:
         name = node.getClass().getName()

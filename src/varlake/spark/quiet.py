@@ -18,7 +18,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["LOG4J2_PROPERTIES", "driver_log_conf", "log_file", "quiet_launch"]
+__all__ = ["LOG4J2_PROPERTIES", "driver_log_conf", "handled_errors_unlogged", "log_file", "quiet_launch"]
+
+#: PySpark's loggers that print every Spark Connect error with a query context as it is
+#: raised (``PySparkException._log_exception``), caught or not.
+_ERROR_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
 LOG4J2_PROPERTIES = Path(__file__).with_name("log4j2.properties")
 
@@ -65,3 +69,20 @@ def quiet_launch(enabled: bool = True) -> Iterator[Path | None]:
             os.dup2(saved[1], 2)
             for fd in saved:
                 os.close(fd)
+
+
+@contextmanager
+def handled_errors_unlogged() -> Iterator[None]:
+    """Keep PySpark from logging the Spark errors raised in the block: varlake handles them
+    (a fallback, a verdict) or raises them to the caller, who sees them then."""
+    from pyspark.logger import PySparkLogger  # its own class: a plain logging.Logger would break PySpark's calls
+
+    loggers = [PySparkLogger.getLogger(name) for name in _ERROR_LOGGERS]
+    before = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        yield
+    finally:
+        for logger, was in zip(loggers, before):
+            logger.disabled = was

@@ -30,6 +30,7 @@ reads correctly wherever it is used later.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import uuid
@@ -59,12 +60,14 @@ from varlake.spark.planner import (
     target_type,
     usable_conjuncts,
 )
-from varlake.spark.session import PARQUET_READ_OPTIONS
+from varlake.spark.quiet import handled_errors_unlogged
+from varlake.spark.session import PARQUET_READ_OPTIONS, is_classic
 from varlake.spark.sql import (
     FLAG_COLUMN,
     QueryAnalysis,
     analyze,
     as_written,
+    count_from_log,
     depends_on_tree,
     derived_name,
     regenerate,
@@ -135,7 +138,6 @@ def prepare(
     unknown = set(versions) - set(tables)
     if unknown:
         raise TableError(f"versions given for unknown tables {sorted(unknown)}")
-    _require_classic(spark)
     verdict = Verdict(spark, substitute(query, tables))  # a text Spark cannot parse fails here, as in spark.sql
     resolved = {name: _as_table(name, source) for name, source in tables.items()}
     snapshots: dict[str, Snapshot] = {name: t.snapshot(versions.get(name)) for name, t in resolved.items()}
@@ -580,7 +582,7 @@ def deleted_rows_by_name(relation: Any, table: Table, tasks: Sequence[Any]) -> l
             raise TableError(
                 f"{table.path}: data file {task.relative_path!r}: Spark lists {location!r} under no name varlake recognises"
             )
-        out.append((DeletedRows(name, file_size(table, task), table.deleted_rows(task)), task))
+        out.append((DeletedRows(name, file_size(table, task), table.deleted_rows(task), task.physical_records), task))
     return out
 
 
@@ -615,19 +617,17 @@ def table_frame(session: Any, plan: TablePlan, derived: Mapping[PathUse, str] | 
     return frame if derived else frame.drop(FLAG_COLUMN)  # nothing refers to it: keep SELECT * clean
 
 
-def _require_classic(spark: Any) -> None:
-    if getattr(spark, "_jsparkSession", None) is None:
-        raise TableError("varlake.spark reads need a classic (JVM) SparkSession, not a Spark Connect one")
-
-
 def clone_session(spark: Any) -> Any:
     """A clone of ``spark`` (confs, views, functions) that reads Variant groups as structs
     and id-mode columns by field id on request (Spark reads a relation with the confs of
-    the session it was built in, whichever session runs the query)."""
+    the session it was built in, whichever session runs the query). On Spark Connect the
+    server clones the caller's server-side session (``cloneSession``)."""
     from pyspark.sql import SparkSession
 
-    _require_classic(spark)
-    session = SparkSession(spark.sparkContext, spark._jsparkSession.cloneSession())
+    if is_classic(spark):
+        session = SparkSession(spark.sparkContext, spark._jsparkSession.cloneSession())
+    else:
+        session = spark.cloneSession()
     session.conf.set(IGNORE_VARIANT_ANNOTATION, "true")
     session.conf.set(FIELD_ID_READ, "true")  # only fields that carry parquet.field.id are matched by id
     return session
@@ -654,25 +654,40 @@ def run(spark: Any, prepared: PreparedQuery) -> Any:
     """
     from pyspark.errors import AnalysisException, ParseException
 
-    _require_classic(spark)
-    session = spark  # the SQL names only global views: the caller's session is not changed
+    counted = count_from_log(spark, prepared.analysis, prepared.plans, session_time_zone(spark))
+    if counted is not None:  # SELECT count(*) answered from the log (sql.count_query)
+        return counted
+    # the SQL names only global views: the caller's session is not changed
     shared = {name: SHARED_READS.view(spark, plan, prepared.derived.get(name, {})) for name, plan in prepared.plans.items()}
     as_written = substitute(prepared.query, prepared.plans, shared)
     try:
-        if not prepared.rewritten or prepared.analysis.tree is None:
-            return session.sql(as_written)
-        views = {prepared.analysis.tables[name].view: table for name, table in shared.items()}
-        names: Future[list[str]] | None = None
-        if not prepared.analysis.names_known:
-            # the user's own query names the output as Spark would; Spark analyses it on
-            # another thread while it analyses the rewritten query
-            names = _names_worker().submit(lambda: list(session.sql(as_written).columns))
-        result = session.sql(retarget(prepared.analysis.tree, views))
-        return result.toDF(*names.result()) if names is not None else result
+        with handled_errors_unlogged():  # Spark's rejection is handled below
+            return _run_shared(spark, prepared, shared, as_written)
     except (AnalysisException, ParseException):
         fallback = clone_session(spark)
         _register(fallback, prepared, {n: p.as_variant() for n, p in prepared.plans.items()}, {})
         return fallback.sql(prepared.analysis.text)
+
+
+def _run_shared(spark: Any, prepared: PreparedQuery, shared: Mapping[str, tuple[str, str]], as_written: str) -> Any:
+    """``run``'s query over the shared reads: as written, or rewritten (``run``)."""
+    if not prepared.rewritten or prepared.analysis.tree is None:
+        return _holding(spark, shared, spark.sql(as_written))
+    views = {prepared.analysis.tables[name].view: table for name, table in shared.items()}
+    names: Future[list[str]] | None = None
+    if not prepared.analysis.names_known:
+        # the user's own query names the output as Spark would; Spark analyses it on
+        # another thread while it analyses the rewritten query
+        names = _names_worker().submit(lambda: list(spark.sql(as_written).columns))
+    result = _holding(spark, shared, spark.sql(retarget(prepared.analysis.tree, views)))
+    return result.toDF(*names.result()) if names is not None else result
+
+
+def _holding(spark: Any, shared: Mapping[str, tuple[str, str]], result: Any) -> Any:
+    """``result``, its shared reads kept while it lives on Spark Connect (``SharedReads.hold``)."""
+    if not is_classic(spark):
+        SHARED_READS.hold(list(shared.values()), result)
+    return result
 
 
 _NAMES_WORKER: list[ThreadPoolExecutor] = []
@@ -698,6 +713,12 @@ class SharedReads:
     the table's location and schema, and per file group its kind, files, partition values
     and leaf types, plus the derived columns. Files in a Delta table never change, so a key
     never goes stale; the least recently used views are dropped beyond ``capacity``.
+
+    On Spark Connect a DataFrame is a plan the server analyses again at each action, so
+    it names the view rather than holding its read: a view some live result still uses
+    (``hold``; tracked through its plan object, which every DataFrame derived from the
+    result shares) is retired instead of dropped, and dropped by a later ``view`` call once
+    no such plan is left.
     """
 
     def __init__(self, capacity: int = 64) -> None:
@@ -705,11 +726,18 @@ class SharedReads:
         self._views: OrderedDict[tuple[Any, ...], tuple[str, str]] = OrderedDict()
         self._readers: dict[tuple[Any, ...], Any] = {}
         self._lock = threading.Lock()
+        self._users: dict[tuple[str, str], weakref.WeakSet[Any]] = {}
+        self._retired: list[tuple[Any, tuple[str, str]]] = []
 
     @staticmethod
     def _context(spark: Any) -> tuple[Any, ...]:
-        jconf = spark._jsparkSession.conf().getAll()
-        return (spark.sparkContext.applicationId, jconf.hashCode(), jconf.size())
+        """The application and a hash of the caller's confs (one JVM call, or one Connect
+        round trip; the Connect server's confs include its application id)."""
+        if is_classic(spark):
+            jconf = spark._jsparkSession.conf().getAll()
+            return (spark.sparkContext.applicationId, jconf.hashCode(), jconf.size())
+        confs = dict(spark.conf.getAll)
+        return ("connect", confs.get("spark.app.id"), hash(frozenset(confs.items())), len(confs))
 
     @staticmethod
     def _plan_key(plan: TablePlan, derived: Mapping[PathUse, str]) -> tuple[Any, ...]:
@@ -724,6 +752,7 @@ class SharedReads:
         context = self._context(spark)
         key = (context, self._plan_key(plan, derived))
         with self._lock:
+            self._sweep()
             name = self._views.get(key)
             if name is not None:
                 self._views.move_to_end(key)
@@ -739,16 +768,50 @@ class SharedReads:
                 self._drop(*self._views.popitem(last=False))
             return name
 
+    def hold(self, views: Sequence[tuple[str, str]], result: Any) -> None:
+        """Keep ``views`` while ``result`` (a Connect DataFrame) or one derived from it lives."""
+        plan = getattr(result, "_plan", None)
+        if plan is None:
+            return
+        with self._lock:
+            for view in views:
+                self._users.setdefault(view, weakref.WeakSet()).add(plan)
+
+    def _in_use(self, view: tuple[str, str]) -> bool:
+        users = self._users.get(view)
+        if users is not None and not len(users):
+            del self._users[view]
+            return False
+        return users is not None
+
+    def _sweep(self) -> None:
+        """Drop the retired views no live result uses any more."""
+        kept = []
+        for reader, view in self._retired:
+            if self._in_use(view):
+                kept.append((reader, view))
+            else:
+                self._drop_view(reader, view)
+        self._retired = kept
+
     def _drop(self, key: tuple[Any, ...], view: tuple[str, str]) -> None:
         context = key[0]
         reader = self._readers.get(context)
         if not any(k[0] == context for k in self._views):
             self._readers.pop(context, None)
-        if reader is not None:
-            try:
-                reader.catalog.dropGlobalTempView(view[1])
-            except Exception:  # its Spark application has stopped: nothing left to drop
-                return
+        if reader is None:
+            return
+        if self._in_use(view):
+            self._retired.append((reader, view))
+        else:
+            self._drop_view(reader, view)
+
+    @staticmethod
+    def _drop_view(reader: Any, view: tuple[str, str]) -> None:
+        try:
+            reader.catalog.dropGlobalTempView(view[1])
+        except Exception:  # its Spark application has stopped: nothing left to drop
+            return
 
     def __len__(self) -> int:
         return len(self._views)
@@ -766,6 +829,18 @@ class SharedReads:
 
 
 SHARED_READS = SharedReads()
+
+
+@atexit.register
+def _close_connect_readers() -> None:
+    """Close the Spark Connect session clones ``SHARED_READS`` holds while the interpreter is
+    whole: closed later, by their finalizers, their gRPC channels can hang the process's exit."""
+    for reader in list(SHARED_READS._readers.values()):
+        if not is_classic(reader):
+            try:
+                reader.client.close()
+            except Exception:  # the server may be gone already  # noqa: BLE001
+                pass
 
 
 # --- the public entry points --------------------------------------------------------------------------------

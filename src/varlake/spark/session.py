@@ -53,6 +53,76 @@ def local_session(master: str = "local[*]", conf: Mapping[str, str] | None = Non
     return session
 
 
+# Confs a Connect client may not set: static ones, fixed when the server started.
+_SERVER_ONLY_CONF = ("spark.ui.enabled", "spark.ui.showConsoleProgress")
+
+
+def connect_session(remote: str, conf: Mapping[str, str] | None = None, app_name: str = "varlake") -> Any:
+    """A Spark Connect session on ``remote`` (``sc://host:port`` or ``local[N]``) with varlake's defaults.
+
+    Runtime confs from ``DEFAULT_CONF`` and ``conf`` are set on the new session; static
+    ones (UI, memory) belong to the server and are skipped, unless ``remote`` is
+    ``local[N]``: then PySpark starts a Connect server in this process and gets them all.
+
+    ``pyspark.sql.functions`` (and ``Column``, ``Observation``) pick their Connect or
+    classic form per process (``SPARK_CONNECT_MODE_ENABLED``), which PySpark's builder
+    sets here. A process that already runs a classic session keeps that setting: it
+    may still open a Connect session (tests do) but must set the variable itself
+    while it works with it.
+    """
+    import warnings
+
+    from pyspark.sql import SparkSession
+
+    settings = {k: v for k, v in {**DEFAULT_CONF, **dict(conf or {})}.items() if not k.startswith("varlake.")}
+    starts_server = not remote.startswith("sc://")
+    classic = SparkSession._instantiatedSession
+    if starts_server or classic is None or classic._sc._jsc is None:
+        builder = SparkSession.builder.remote(remote).appName(app_name)
+    else:
+        # PySpark's generic builder refuses a remote session next to a classic one;
+        # the Connect client itself does not mind.
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        builder = ConnectSession.builder.remote(remote).appName(app_name)
+    if starts_server:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+    with warnings.catch_warnings():  # PySpark warns for each static conf it cannot re-set
+        warnings.simplefilter("ignore", UserWarning)
+        session = builder.getOrCreate()
+    if starts_server:
+        from pyspark import SparkContext
+
+        server = SparkContext._active_spark_context
+        if server is not None:
+            server.setLogLevel((conf or {}).get("varlake.logLevel", "ERROR"))
+        return session
+    for key, value in settings.items():
+        if key in _SERVER_ONLY_CONF:
+            continue
+        try:
+            session.conf.set(key, value)
+        except Exception:  # a static conf the server fixed at start  # noqa: BLE001
+            continue
+    return session
+
+
+def is_classic(spark: Any) -> bool:
+    """True for a classic (JVM, Py4J) SparkSession; False for a Spark Connect one.
+
+    The one capability check: classic-only shortcuts (``_jvm``, ``sparkContext``) sit
+    behind it, each with an equivalent path that works on Connect.
+    """
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        return False
+    try:
+        return spark._jsparkSession is not None
+    except Exception:  # Connect sessions raise on JVM attributes  # noqa: BLE001
+        return False
+
+
 def parse_conf(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
     """``["k=v", ...]`` (as given on the command line) as a dict; ``ValueError`` names a bad pair."""
     out: dict[str, str] = {}
@@ -111,6 +181,9 @@ class StageProgress:
     running: int
     failed: int
     total: int
+    bytes_read: int = 0  # input bytes of the stage's finished tasks
+    rows: int = 0  # input records (output records for a stage without input) of its finished tasks
+    bytes_written: int = 0  # output bytes of its finished tasks
 
 
 @contextmanager
@@ -119,14 +192,23 @@ def track_progress(
 ) -> Iterator[None]:
     """Call ``on_update`` with the active stages every ``interval`` seconds during the block.
 
-    It polls Spark's status tracker from a daemon thread; rendering is the caller's job.
+    It polls Spark's status tracker from a daemon thread; rendering is the caller's job. On
+    Spark Connect the server reports progress with each response instead: ``on_update`` is
+    called from the client's progress handler (at most every ``interval`` seconds), and
+    not at all if the server sends none.
     """
+    if not is_classic(spark):
+        with _connect_progress(spark, on_update, interval):
+            yield
+        return
     tracker = spark.sparkContext.statusTracker()
     stop = threading.Event()
+    io = _StageIo(spark)
 
     def poll() -> None:
         while not stop.is_set():
             stages = []
+            metrics = io.active()
             for stage_id in tracker.getActiveStageIds():
                 info = tracker.getStageInfo(stage_id)
                 if info is not None:
@@ -138,6 +220,7 @@ def track_progress(
                             info.numActiveTasks,
                             info.numFailedTasks,
                             info.numTasks,
+                            *metrics.get(stage_id, (0, 0, 0)),
                         )
                     )
             try:
@@ -153,3 +236,67 @@ def track_progress(
     finally:
         stop.set()
         thread.join(timeout=2 * interval + 1)
+
+
+class _StageIo:
+    """Rows and bytes of a classic application's active stages, from Spark's status store
+    (what its web UI shows; PySpark's ``StatusTracker`` has task counts only). The store is
+    a JVM object: if this Spark does not offer it as expected, progress shows task counts
+    only, quietly."""
+
+    def __init__(self, spark: Any) -> None:
+        try:
+            self._store = spark.sparkContext._jsc.sc().statusStore()
+        except Exception:  # noqa: BLE001 - no store: task counts only
+            self._store = None
+
+    def active(self) -> dict[int, tuple[int, int, int]]:
+        """``stage id -> (bytes read, rows, bytes written)`` of the tasks finished so far."""
+        if self._store is None:
+            return {}
+        try:
+            stages = self._store.activeStages()
+            out = {}
+            for i in range(stages.size()):
+                s = stages.apply(i)
+                rows = s.inputRecords() or s.outputRecords()
+                out[int(s.stageId())] = (int(s.inputBytes()), int(rows), int(s.outputBytes()))
+            return out
+        except Exception:  # noqa: BLE001 - the store changed or the application stopped
+            self._store = None
+            return {}
+
+
+@contextmanager
+def _connect_progress(spark: Any, on_update: Callable[[list[StageProgress]], None], interval: float) -> Iterator[None]:
+    """``track_progress`` on Spark Connect: a progress handler for the block's operations."""
+    last = [0.0]
+    broken = [False]
+
+    def handler(stages: Any = None, inflight_tasks: int = 0, operation_id: Any = None, done: bool = False, **_: Any) -> None:
+        now = time.monotonic()
+        if broken[0] or (not done and now - last[0] < interval):
+            return
+        last[0] = now
+        running = [s for s in (stages or []) if not s.done]
+        update = [
+            StageProgress(s.stage_id, f"stage {s.stage_id}", s.num_completed_tasks, inflight_tasks if i == 0 else 0, 0, s.num_tasks, s.num_bytes_read)
+            for i, s in enumerate(running)
+        ]
+        try:
+            on_update(update)
+        except Exception:  # a broken renderer must not kill the job  # noqa: BLE001
+            broken[0] = True
+
+    try:
+        spark.registerProgressHandler(handler)
+    except Exception:  # an older client: no progress, quietly  # noqa: BLE001
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            spark.removeProgressHandler(handler)
+        except Exception:  # noqa: BLE001 - the session is gone: nothing to remove
+            pass

@@ -34,6 +34,18 @@ syntax sqlglot writes differently but equivalently (aliases it adds in ``struct(
 ``RLIKE`` as written) -- counts as a different query, as does a plan Spark cannot
 render: the check errs on the side of running the text as written.
 
+On a Spark Connect session there is no JVM to call: the text goes to the server as
+``EXPLAIN EXTENDED <text>`` (a command that parses its statement and never runs it),
+whose ``Parsed Logical Plan`` section is the plan's string (printed again in a session
+clone with ``maxToStringFields`` lifted when a list was cut short). The string does not
+show a literal's type (``1``, ``1L`` and ``'1'`` all print as ``1``), so the Connect
+fingerprint adds the text's literal tokens as Spark's lexer spells them (strings, numbers
+with their type suffix, hex, the keyword of a typed literal): a regeneration that spells
+a literal otherwise counts as different -- slower, never wrong. A text the ``EXPLAIN``
+form does not parse is given to ``spark.sql`` itself for Spark's own error and message
+(a text that does not parse runs nothing); a SQL script, which ``EXPLAIN`` cannot wrap
+and ``spark.sql`` would run, gets the ``EXPLAIN`` form's error instead.
+
 Texts are parsed as ``spark.sql`` parses them (``parsePlanWithParameters`` with an empty
 parameter context, the caller's session active so the parser reads its confs: the same
 plan, the same error and message). The calls run on the caller's thread: on a worker
@@ -46,9 +58,13 @@ from __future__ import annotations
 import json
 import re
 import threading
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Verdict", "fingerprint", "parse_plan"]
+from varlake.spark.quiet import handled_errors_unlogged
+from varlake.spark.session import is_classic
+
+__all__ = ["ConnectPlan", "Verdict", "fingerprint", "parse_plan"]
 
 _EXPR_ID = re.compile(r"#\d+")
 _FUNCTION = re.compile(r"'([A-Za-z_][\w.]*)\(")
@@ -104,12 +120,14 @@ def _parser(spark: Any) -> tuple[Any, Any]:
 
 
 def parse_plan(spark: Any, text: str) -> Any:
-    """Spark's unresolved logical plan of ``text`` (a JVM object), parsed as ``spark.sql``
-    parses it (the session's parser and confs, an empty parameter context); raises the error
-    ``spark.sql(text)`` raises for a text it cannot parse (``pyspark.errors.ParseException``,
-    message and all)."""
+    """Spark's unresolved logical plan of ``text`` (a JVM object; on Connect a
+    ``ConnectPlan``), parsed as ``spark.sql`` parses it (the session's parser and confs, an
+    empty parameter context); raises the error ``spark.sql(text)`` raises for a text it
+    cannot parse (``pyspark.errors.ParseException``, message and all)."""
     from pyspark.errors.exceptions.captured import capture_sql_exception
 
+    if not is_classic(spark):
+        return _connect_plan(spark, text)
     _activate(spark, spark._jsparkSession)
     parser, context = _parser(spark)
     return capture_sql_exception(parser.parsePlanWithParameters)(text, context)
@@ -133,6 +151,8 @@ def _normalized_json(value: Any) -> Any:
 def fingerprint(spark: Any, plan: Any) -> tuple[Any, str] | None:
     """What two plans must share to be the same query (module doc); None if Spark cannot
     render the plan."""
+    if isinstance(plan, ConnectPlan):
+        return plan.fingerprint(spark)
     try:
         data = _normalized_json(json.loads(plan.toJSON()))
         text = str(plan.toString())
@@ -168,7 +188,99 @@ class Verdict:
         if mine is None:
             return False
         try:
-            other = parse_plan(self.spark, regenerated)
+            with handled_errors_unlogged():
+                other = parse_plan(self.spark, regenerated)
         except Exception:  # noqa: BLE001 - Spark rejects sqlglot's text: not the same query
             return False
         return mine == fingerprint(self.spark, other)
+
+
+# --- Spark Connect: the parse through EXPLAIN ----------------------------------------------------------
+
+_PARSED = "== Parsed Logical Plan ==\n"
+_ANALYZED = "\n== Analyzed Logical Plan =="
+_LEXEME = re.compile(
+    r"(?P<skip>--[^\n]*|/\*.*?\*/|`(?:[^`]|``)*`)"
+    r"|(?P<string>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+    r"|(?P<hex>[xX]'[0-9A-Fa-f]*')"
+    r"|(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?(?:BD|bd|[LSYDFlsydf])?(?![\w]))"
+    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)",
+    re.S,
+)
+_TYPED_LITERAL = frozenset(("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ", "INTERVAL", "TIME"))
+_SCRIPT_START = re.compile(r"\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*(?:BEGIN|DECLARE|[A-Za-z_]\w*\s*:\s*BEGIN)\b", re.S | re.I)
+
+
+def literal_tokens(text: str) -> tuple[str, ...]:
+    """The literals of a SQL text as Spark's lexer spells them, in order: strings (with a
+    typed literal's keyword), hex, numbers with their suffix; comments and quoted names skipped."""
+    out: list[str] = []
+    previous = ""
+    for m in _LEXEME.finditer(text):
+        kind = m.lastgroup
+        token = m.group(0)
+        if kind == "string":
+            out.append(f"{previous} {token}" if previous in _TYPED_LITERAL else token)
+        elif kind == "hex":
+            out.append(token.lower())
+        elif kind == "number":
+            out.append(token.upper())
+        previous = token.upper() if kind == "word" else ""
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ConnectPlan:
+    """A text's parse on a Spark Connect session: the ``Parsed Logical Plan`` of its
+    ``EXPLAIN EXTENDED`` and its literal tokens (module doc)."""
+
+    text: str
+    parsed: str
+
+    def fingerprint(self, spark: Any) -> tuple[Any, str] | None:
+        parsed = self.parsed
+        if _CUT_SHORT in parsed:  # a list longer than the session prints: print it whole
+            clone = spark.cloneSession()
+            try:
+                clone.conf.set(_MAX_FIELDS, str(2**31 - 1))
+                parsed = _explained(clone, self.text)
+            except Exception:  # noqa: BLE001 - a plan Spark cannot render cannot be compared
+                return None
+            finally:
+                _release(clone)
+            if parsed is None or _CUT_SHORT in parsed:
+                return None
+        text = _FUNCTION.sub(lambda m: "'" + m.group(1).lower() + "(", _EXPR_ID.sub("", parsed))
+        return literal_tokens(self.text), text
+
+
+def _release(session: Any) -> None:
+    try:
+        session.stop()
+    except Exception:  # noqa: BLE001 - the server forgets idle sessions anyway
+        return
+
+
+def _explained(spark: Any, text: str) -> str | None:
+    """The ``Parsed Logical Plan`` section of ``EXPLAIN EXTENDED <text>`` (None if absent)."""
+    out = str(spark.sql("EXPLAIN EXTENDED " + text).collect()[0][0])
+    start = out.find(_PARSED)
+    if start < 0:
+        return None
+    end = out.find(_ANALYZED, start)
+    return out[start + len(_PARSED) : end if end >= 0 else len(out)].rstrip("\n")
+
+
+def _connect_plan(spark: Any, text: str) -> ConnectPlan:
+    """Parse ``text`` on a Connect session (module doc); raise Spark's own parse error."""
+    from pyspark.errors import ParseException
+
+    try:
+        with handled_errors_unlogged():
+            parsed = _explained(spark, text)
+    except ParseException as wrapped:
+        if _SCRIPT_START.match(text):
+            raise  # spark.sql would run a script that parses: keep EXPLAIN's error
+        spark.sql(text)  # does not parse either (EXPLAIN takes any statement): Spark's own error
+        raise wrapped  # pragma: no cover - a statement EXPLAIN cannot wrap that still parses
+    return ConnectPlan(text, parsed or "")

@@ -91,7 +91,7 @@ from varlake.io.storage import LocalStorage, Storage
 from varlake.semantics import partition_values
 from varlake.semantics.types import backquote
 from varlake.spark.session import PARQUET_WRITE_OPTIONS, spark_conf, spark_error_summary
-from varlake.spark.types import nullable_schema, to_delta_schema, to_spark_type
+from varlake.spark.types import nullable_schema, shredded_struct_json, to_delta_schema, to_spark_type
 from varlake.variant import Variant
 from varlake.write import (
     MODES,
@@ -456,17 +456,15 @@ def _collect_samples(sample_df: Any, names: Sequence[str], rows: int) -> dict[st
 SHREDDING_ATTRIBUTES = "org.apache.spark.sql.parquet.variant.shredding.attributes"
 
 
-def shredded_file_schema(spark: Any, schema_json: Mapping[str, Any], layout: Mapping[str, str | None]) -> str:
+def shredded_file_schema(schema_json: Mapping[str, Any], layout: Mapping[str, str | None]) -> str:
     """The Parquet write schema Spark's write support takes (as JSON): ``schema_json``'s
-    fields with each shredded Variant replaced by Spark's own shredded struct for its DDL."""
-    jvm = spark._jvm
-    utils = jvm.org.apache.spark.sql.execution.datasources.parquet.SparkShreddingUtils
+    fields with each shredded Variant replaced by Spark's own shredded struct for its DDL
+    (``types.shredded_struct_json``, built in Python: no JVM call, so Connect works too)."""
     structs: dict[str, Any] = {}
 
     def shredded(ddl: str) -> Any:
         if ddl not in structs:
-            struct = utils.variantShreddingSchema(jvm.org.apache.spark.sql.types.DataType.fromDDL(ddl), True, False)
-            structs[ddl] = json.loads(utils.addWriteShreddingMetadata(struct).json())
+            structs[ddl] = shredded_struct_json(ddl)
         return structs[ddl]
 
     def walk(fields: list[Mapping[str, Any]], prefix: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -500,7 +498,7 @@ def _run_spark_write(
         confs["spark.sql.parquet.fieldId.write.enabled"] = "true"
     writer = (
         df.write.format("parquet")
-        .mode("errorifexists")
+        .mode("error")  # "errorifexists" in classic; the Connect client knows only "error"
         .option("compression", "zstd")
         .option("mapreduce.fileoutputcommitter.algorithm.version", "2")
         .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
@@ -512,7 +510,7 @@ def _run_spark_write(
     if shredded:
         schema_json = df.schema.jsonValue()
         data = {**schema_json, "fields": [f for f in schema_json["fields"] if f["name"] not in partition_columns]}
-        writer = writer.option(SHREDDING_ATTRIBUTES, shredded_file_schema(df.sparkSession, data, layout))
+        writer = writer.option(SHREDDING_ATTRIBUTES, shredded_file_schema(data, layout))
     if partition_columns:
         writer = writer.partitionBy(*partition_columns)
     with _WRITE_LOCK, spark_conf(df.sparkSession, confs):
@@ -557,12 +555,7 @@ def _build_adds(
     items = [(f"{write_dir}/{rel}", f"{directory}/{rel}") for rel in files]
     schema_json = schema.to_schema_string()
     if len(items) > EXECUTOR_STATS_THRESHOLD:
-        slices = min(len(items), max(1, spark.sparkContext.defaultParallelism * 2))
-        rows = (
-            spark.sparkContext.parallelize(items, slices)
-            .mapPartitions(lambda part: file_facts(storage, part, schema_json, indexed))
-            .collect()
-        )
+        rows = _facts_on_executors(spark, storage, items, schema_json, indexed)
     else:
         rows = list(file_facts(storage, items, schema_json, indexed))
     tz = spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
@@ -579,6 +572,38 @@ def _build_adds(
     for rel in empty:  # Spark writes a header-only file for an empty DataFrame
         storage.delete(f"{root}/{rel}")
     return adds
+
+
+_FACTS_SCHEMA = "relative string, size bigint, mtime bigint, num_rows bigint, stats string"
+
+
+def _facts_on_executors(
+    spark: Any, storage: Storage, items: Sequence[tuple[str, str]], schema_json: str, indexed: int
+) -> list[tuple[Any, ...]]:
+    """``file_facts`` of every file, computed by the executors as one DataFrame job (works on
+    classic and Spark Connect sessions alike): ``spark.range`` over the file indexes, split
+    in as many partitions as the application has cores, each partition reading its files'
+    footers in ``mapInArrow``."""
+    listed = list(items)
+
+    def facts(batches: Any) -> Any:
+        import pyarrow as pa
+
+        for batch in batches:
+            part = [listed[i] for i in batch.column(0).to_pylist()]
+            rows = list(file_facts(storage, part, schema_json, indexed))
+            columns = list(zip(*rows)) if rows else [[] for _ in range(5)]
+            types = [pa.string(), pa.int64(), pa.int64(), pa.int64(), pa.string()]
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(list(c), t) for c, t in zip(columns, types)],
+                ["relative", "size", "mtime", "num_rows", "stats"],
+            )
+
+    try:
+        frame = spark.range(len(listed)).mapInArrow(facts, _FACTS_SCHEMA)
+        return [tuple(row) for row in frame.collect()]
+    except Exception as exc:  # a footer that cannot be read: the files stay unreferenced
+        raise TableError(f"the Spark job computing file statistics failed, nothing was committed: {_first_line(exc)}") from exc
 
 
 # --- commit ---------------------------------------------------------------------------------------------
