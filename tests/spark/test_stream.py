@@ -204,3 +204,18 @@ def test_write_stream_on_spark_connect(connect_spark: Any, tmp_path: Path) -> No
     assert query.exception() is None
     assert sorted(committed_column(table, "id")) == expected(src, with_bad=False)[0]
     assert _snapshot(table).app_version(stream_id(ck)) == 1
+
+
+def test_ingest_stream_on_spark_connect(connect_spark: Any, tmp_path: Path) -> None:
+    """The streaming ingest on a Connect session: every line written or quarantined, once."""
+    src, table, ck = tmp_path / "src", tmp_path / "t", tmp_path / "ck"
+    src.mkdir()
+    for i in range(2):
+        write_input_file(src, i)
+    query = ingest_stream(connect_spark, src, table, ck, COLUMNS, shredding="off", trigger="available-now")
+    query.awaitTermination()
+    assert query.exception() is None
+    ids, bad = expected(src)
+    assert sorted(committed_column(table, "id")) == ids
+    q = Path(quarantine_path_for(table))
+    assert sorted(zip(committed_column(q, "file"), committed_column(q, "line"))) == bad
