@@ -316,12 +316,14 @@ def test_track_progress_reports_rows_and_bytes(spark: Any, tmp_path: Path) -> No
     from pyspark.sql import functions as F
 
     from varlake.cli import stage_io_text
-    from varlake.spark.session import StageProgress, track_progress
+    from varlake.spark.session import StageProgress, spark_conf, track_progress
 
     spark.range(0, 4000, 1, 4).write.parquet(str(tmp_path / "p"))
     seen: list[StageProgress] = []
     slow = F.udf(lambda x: (time.sleep(0.3) if x % 1000 == 0 else None) or x, "bigint")  # once per file
-    with track_progress(spark, seen.extend, interval=0.02):
+    one_file_per_task = {"spark.sql.files.openCostInBytes": str(1 << 30), "spark.sql.files.maxPartitionBytes": str(1 << 20)}
+    with spark_conf(spark, one_file_per_task), track_progress(spark, seen.extend, interval=0.02):
+        # 4 tasks on the session's cores: the first to finish report while the others run
         spark.read.parquet(str(tmp_path / "p")).where(slow("id") >= 0).agg(F.count("*")).collect()
     started = [s for s in seen if s.rows]
     assert started, seen
