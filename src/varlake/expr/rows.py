@@ -86,7 +86,7 @@ def compare_values(op: str, left: Any, right: Any, nan_aware: bool = True) -> bo
     return (_nan_aware(op) if nan_aware else _OPS[op])(left, right)
 
 
-class _TermCompiler:
+class TermCompiler:
     def __init__(self, variant_get: VariantGetFn | None, predicates: _RowCompiler | None = None) -> None:
         self.variant_get = variant_get
         self.predicates = predicates
@@ -208,7 +208,7 @@ def _has_float(*terms: Term) -> bool:
 
 class _RowCompiler(PredicateVisitor[RowFn]):
     def __init__(self, variant_get: VariantGetFn | None) -> None:
-        self.terms = _TermCompiler(variant_get, self)
+        self.terms = TermCompiler(variant_get, self)
 
     def visit_true(self) -> RowFn:
         return lambda row: True

@@ -18,7 +18,7 @@ groups. So each table of a query becomes a view that is the union of
 plus the partition columns as literals. Files with deletion vectors are read with their
 deletion test as a filter right above the scan, ahead of every expression of the query
 (``deleted_rows``); column-mapped tables are read under physical names, or in ``id``
-mode by Parquet field id (``_mapped_reads``), Variant paths pruned as on other tables.
+mode by Parquet field id (``mapped_reads``), Variant paths pruned as on other tables.
 The reads are built in a clone of the caller's
 session with the annotation conf on, and shared by later queries over the same files as
 global temporary views (``SharedReads``). The query itself runs in the caller's session,
@@ -176,15 +176,15 @@ def _type_sql(name: str) -> str:
     return str(to_spark_type(PrimitiveType(name)).simpleString())
 
 
-def _spark_type_sql(dtype: DataType) -> str:
+def spark_type_sql(dtype: DataType) -> str:
     """Spark SQL spelling of any table type (field names back-quoted), e.g. for a CAST that
     renames struct fields by position."""
     if isinstance(dtype, MapType):
-        return f"MAP<{_spark_type_sql(dtype.key_type)}, {_spark_type_sql(dtype.value_type)}>"
+        return f"MAP<{spark_type_sql(dtype.key_type)}, {spark_type_sql(dtype.value_type)}>"
     if isinstance(dtype, ArrayType):
-        return f"ARRAY<{_spark_type_sql(dtype.element_type)}>"
+        return f"ARRAY<{spark_type_sql(dtype.element_type)}>"
     if isinstance(dtype, StructType):
-        return "STRUCT<" + ", ".join(f"{backquote(f.name)}: {_spark_type_sql(f.type)}" for f in dtype.fields) + ">"
+        return "STRUCT<" + ", ".join(f"{backquote(f.name)}: {spark_type_sql(f.type)}" for f in dtype.fields) + ">"
     if isinstance(dtype, PrimitiveType):
         return _type_sql(dtype.name)
     return "VARIANT"
@@ -218,7 +218,7 @@ def _rebuild_sql(node: str, target: DataType, shape: DataType, depth: int = 0) -
             if f.name in read:
                 value = _rebuild_sql(f"{typed}.{backquote(f.name)}", f.type, read[f.name], depth)
             else:
-                value = f"CAST(NULL AS {_spark_type_sql(f.type)})"
+                value = f"CAST(NULL AS {spark_type_sql(f.type)})"
             parts.append(f"{_string(f.name)}, {value}")
         return f"CASE WHEN {typed} IS NULL THEN NULL ELSE named_struct({', '.join(parts)}) END"
     if isinstance(target, ArrayType) and isinstance(shape, ArrayType):
@@ -303,7 +303,7 @@ def _target_sql(use: PathUse) -> str:
     """Spark SQL spelling of a use's result type."""
     if use.target == ISNULL:
         return "boolean"
-    return _spark_type_sql(target_type(use.target)) if is_nested(use.target) else _type_sql(use.target)
+    return spark_type_sql(target_type(use.target)) if is_nested(use.target) else _type_sql(use.target)
 
 
 def _shredded_field(
@@ -346,8 +346,8 @@ def _shredded_field(
 FIELD_ID_READ = "spark.sql.parquet.fieldId.read.enabled"
 SPARK_FIELD_ID = "parquet.field.id"
 #: Prefix of the names under which id-mode fields are requested from files that do not
-#: hold them under their physical names (see ``_mapped_reads``).
-_ID_NAME = "__vl_fid_"
+#: hold them under their physical names (see ``mapped_reads``).
+ID_NAME = "__vl_fid_"
 
 
 def _by_id_names(dtype: DataType) -> DataType:
@@ -355,7 +355,7 @@ def _by_id_names(dtype: DataType) -> DataType:
     if isinstance(dtype, StructType):
         return StructType(
             tuple(
-                StructField(f"{_ID_NAME}{f.metadata[SPARK_FIELD_ID]}", _by_id_names(f.type), f.nullable, f.metadata)
+                StructField(f"{ID_NAME}{f.metadata[SPARK_FIELD_ID]}", _by_id_names(f.type), f.nullable, f.metadata)
                 for f in dtype.fields
             )
         )  # fmt: skip
@@ -366,7 +366,7 @@ def _by_id_names(dtype: DataType) -> DataType:
     return dtype
 
 
-def _mapped_reads(plan: TablePlan, tasks: Sequence[Any]) -> list[tuple[list[Any], list[Any]]]:
+def mapped_reads(plan: TablePlan, tasks: Sequence[Any]) -> list[tuple[list[Any], list[Any]]]:
     """How the data files of a column-mapped table are read: ``(tasks, top-level read
     fields)`` pairs (``delta.column_mapping``), the fields paired in order with the table's.
 
@@ -406,7 +406,7 @@ def _id_layout(mapping: Any, location: str, where: str) -> bool:
     """Whether an id-mode file holds every field id under its physical name
     (``ColumnMapping.check_physical_layout``), once per mapping and file (files never
     change); ``ColumnMappingError`` for a file without field ids, or one that uses the
-    names ``_mapped_reads`` reads other files under."""
+    names ``mapped_reads`` reads other files under."""
     import pyarrow.parquet as pq
 
     from varlake.delta.column_mapping import PARQUET_FIELD_ID
@@ -422,7 +422,7 @@ def _id_layout(mapping: Any, location: str, where: str) -> bool:
     if len(schema) and not any(f.metadata and PARQUET_FIELD_ID in f.metadata for f in schema):
         raise ColumnMappingError(f"{where}: the table resolves columns by field id (id mode), but the file has no field ids")
     if _uses_id_names(list(schema)):
-        raise ColumnMappingError(f"{where}: the file has fields named {_ID_NAME}*, which varlake.spark cannot read by field id")
+        raise ColumnMappingError(f"{where}: the file has fields named {ID_NAME}*, which varlake.spark cannot read by field id")
     try:
         mapping.check_physical_layout(schema, where)
         laid_out = True
@@ -436,7 +436,7 @@ def _uses_id_names(fields: list[Any]) -> bool:
     import pyarrow as pa
 
     for f in fields:
-        if f.name.startswith(_ID_NAME):
+        if f.name.startswith(ID_NAME):
             return True
         t = f.type
         while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t):
@@ -452,10 +452,10 @@ def _uses_id_names(fields: list[Any]) -> bool:
 
 def _group_frame(session: Any, plan: TablePlan, group: FileGroup, derived: Mapping[PathUse, str]) -> Any:
     """One file group read as asked, projected to the view's columns (SQL, so one JVM call
-    per read); a column-mapped table's files may take more than one read (``_mapped_reads``)."""
+    per read); a column-mapped table's files may take more than one read (``mapped_reads``)."""
     if plan.scan.column_mapping is None:
         return _read_frame(session, plan, group, derived, group.tasks, None)
-    frames = [_read_frame(session, plan, group, derived, tasks, files) for tasks, files in _mapped_reads(plan, group.tasks)]
+    frames = [_read_frame(session, plan, group, derived, tasks, files) for tasks, files in mapped_reads(plan, group.tasks)]
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 
@@ -488,7 +488,7 @@ def _read_frame(
         if read is not None:
             read_fields.append(read)
         if files is not None:  # the read names; CAST renames nested fields by position
-            value = f"CAST({value} AS {_spark_type_sql(plan.schema.fields[i].type)})"
+            value = f"CAST({value} AS {spark_type_sql(plan.schema.fields[i].type)})"
         columns.append(f"{value} AS {backquote(f.name)}")
     read_schema = SparkStruct(read_fields)
     plain = [task for task in tasks if task.deletion_vector is None]

@@ -36,7 +36,7 @@ from varlake.read.row_matches import FileRows
 from varlake.semantics.types import backquote
 from varlake.spark.deleted_rows import keep_sql
 from varlake.spark.session import PARQUET_READ_OPTIONS
-from varlake.spark.reader import _ID_NAME, _mapped_reads, _spark_type_sql, deleted_rows_by_name, partition_sql, variants_masked
+from varlake.spark.reader import ID_NAME, mapped_reads, spark_type_sql, deleted_rows_by_name, partition_sql, variants_masked
 from varlake.spark.types import to_spark_schema
 from varlake.table import Table
 
@@ -76,7 +76,7 @@ def _group_frame(
     spark: Any, table: Table, snapshot: Snapshot, tasks: Sequence[ScanTask], names: dict[str, ScanTask], mapped: list[Any] | None = None
 ) -> Any:
     """``tasks`` read as one relation (``mapped``: a column-mapped table's read fields, in
-    the table's order, from the reader's ``_mapped_reads``), with each row's file and index."""
+    the table's order, from the reader's ``mapped_reads``), with each row's file and index."""
     from pyspark.sql.types import StructType as SparkStruct
 
 
@@ -88,7 +88,7 @@ def _group_frame(
     if mapped is not None:  # physical names; CAST renames nested fields by position
         read_schema = SparkStruct([r for r, f in zip(mapped, spark_schema.fields) if f.name not in partition_columns])
         reads = [
-            f"CAST({backquote(r.name)} AS {_spark_type_sql(snapshot.schema.field(f.name).type)}) AS {backquote(f.name)}"
+            f"CAST({backquote(r.name)} AS {spark_type_sql(snapshot.schema.field(f.name).type)}) AS {backquote(f.name)}"
             for r, f in zip(read_schema.fields, data.fields)
         ]
     locations = [table.open_file(task.relative_path) for task in tasks]
@@ -131,8 +131,8 @@ def target_frame(spark: Any, table: Table, snapshot: Snapshot, plan: ScanPlan) -
         if mapping is None:
             frames.append(_group_frame(spark, table, snapshot, tasks, names))
             continue
-        for read_tasks, fields in _mapped_reads(SimpleNamespace(scan=plan, table=table), tasks):  # type: ignore[arg-type]
-            if any(f.name.startswith(_ID_NAME) for f in fields):
+        for read_tasks, fields in mapped_reads(SimpleNamespace(scan=plan, table=table), tasks):  # type: ignore[arg-type]
+            if any(f.name.startswith(ID_NAME) for f in fields):
                 raise UnsupportedFeatureError(
                     f"{table.path}: Spark DELETE/UPDATE/MERGE on an id-mode table whose files are not laid out under "
                     "their physical names is not supported; use Table.delete/update/merge"

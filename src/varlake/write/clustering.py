@@ -33,7 +33,7 @@ from varlake.delta.protocol import with_writer_features
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import ClusteringKeyError, CorruptLogError, ExpressionError
 from varlake.expr import IsNull, bind, parse_term, term_type
-from varlake.expr.rows import _TermCompiler, row_variant_get
+from varlake.expr.rows import TermCompiler, row_variant_get
 from varlake.expr.tree import Column, Term, VariantGet
 from varlake.read.planner import schema_types
 
@@ -186,12 +186,12 @@ def key_values(table: pa.Table, key: ClusterKey) -> pa.Array:
         extracted = f"{column}:{term.path}"
         if len(term.column.path) == 1 and extracted in table.column_names:
             root = VariantGet(Column((extracted,), "variant"), "$", term.target, True)
-            values = _variant_values(table.column(extracted), _TermCompiler(row_variant_get).compile(root), extracted)
+            values = _variant_values(table.column(extracted), TermCompiler(row_variant_get).compile(root), extracted)
         else:
-            fn = _TermCompiler(row_variant_get).compile(term)
+            fn = TermCompiler(row_variant_get).compile(term)
             values = _variant_values(table.column(column), fn, column) if len(term.column.path) == 1 else _rows(table, fn, column)
     else:
-        values = _rows(table, _TermCompiler(row_variant_get).compile(term), term.path[0])
+        values = _rows(table, TermCompiler(row_variant_get).compile(term), term.path[0])
     try:
         return pa.array(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):

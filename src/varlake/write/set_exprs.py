@@ -37,7 +37,7 @@ from varlake.errors import (
 from varlake.expr.rows import row_variant_get
 from varlake.expr import IsNull, bind, parse_term, term_type
 from varlake.expr.casts import can_cast, cast_value
-from varlake.expr.rows import _TermCompiler
+from varlake.expr.rows import TermCompiler
 from varlake.expr.types import normalize_type
 from varlake.variant import Variant, parse_json, try_parse_json
 from varlake.variant.functions import cast_to_variant
@@ -90,7 +90,7 @@ class _Compiler:
         self.types = types
         self.tz = session_tz
         self.text = text
-        self.terms = _TermCompiler(row_variant_get)
+        self.terms = TermCompiler(row_variant_get)
         self.patch = variant_patch_functions()
 
     def fail(self, what: str, node: exp.Expression) -> UnsupportedExpressionError:
