@@ -11,8 +11,11 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import varlake.io.parquet_write as parquet_write
 from optimize_tables import logical_rows, mixed_table, null_first_typed
@@ -130,3 +133,23 @@ def test_variants_inside_structs_are_compared_logically() -> None:
         check_same_rows(table({"a": 1}), table({"a": None}), "here")
     with pytest.raises(ContentCheckError):
         check_same_rows(table({"a": 1}), table({"a": 1}, k=2), "here")
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), max_size=30), st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), max_size=30))
+def test_the_multiset_difference_of_hashes_is_exact(left: list[tuple[int, int]], right: list[tuple[int, int]]) -> None:
+    """``_differences`` (two radix sorts and run counts) against ``collections.Counter``."""
+    from collections import Counter
+
+    from varlake.write.content_check import _differences
+
+    def pairs(items: list[tuple[int, int]]) -> np.ndarray:
+        out = np.empty(len(items), dtype=[("a", np.uint64), ("b", np.uint64)])
+        out["a"] = [(a << 62) + a for a, _ in items]  # high bits too
+        out["b"] = [b for _, b in items]
+        return out
+
+    only_left, only_right = _differences(pairs(left), pairs(right))
+    assert Counter(left[i] for i in only_left) == Counter(left) - Counter(right)
+    assert Counter(right[i] for i in only_right) == Counter(right) - Counter(left)
+    assert len(set(only_left.tolist())) == len(only_left) and len(set(only_right.tolist())) == len(only_right)

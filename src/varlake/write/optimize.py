@@ -203,8 +203,8 @@ class OptimizePlan:
 
     @property
     def estimated_bytes_saved(self) -> int:
-        """Estimated bytes saved: deleted rows purged and per-file footers merged (layout changes
-        may save more or less: not estimated)."""
+        """Estimated bytes saved: deleted rows purged and per-file footers merged (what layout
+        changes save is estimated by sampling, ``write.layout_savings``, in the doctor)."""
         return self.bytes_to_rewrite - self.estimated_output_bytes
 
     @property
