@@ -18,6 +18,13 @@ Targets: clustered skips >= 90% of files for the selective predicate, bin-packed
 
     .venv/bin/python bench/maintenance.py                                  # 2M events, 500 files
     .venv/bin/python bench/maintenance.py --rows 20000 --files 20 --out /tmp/m.json
+
+``--spark`` measures ``varlake.spark.optimize`` (local[2]) instead of ``Table.optimize``: the same
+three copies, bin-packed (``--target-mb``, default Spark's 128 MiB) and clustered, with rows per
+second and the seconds of the executors' content check (``spark.content_digest.check_rewrite``)
+inside them; skipping is read from the same per-path statistics afterwards.
+
+    .venv/bin/python bench/maintenance.py --spark --rows 500000 --files 100 --out bench/maintenance_spark.json
 """
 
 from __future__ import annotations
@@ -134,7 +141,34 @@ def _optimized(result: Any) -> dict[str, Any]:
     }
 
 
-def run(rows: int, files: int, collections: int, reps: int, target_mb: float | None, clustered_files: int, work: Path) -> dict[str, Any]:
+def _spark_engine(spark: Any) -> tuple[Any, dict[str, float]]:
+    """``optimize(table, **kw)`` through ``varlake.spark.optimize``, timing its content check."""
+    import importlib
+
+    spark_optimize = importlib.import_module("varlake.spark.optimize")  # the package's ``optimize`` is the function
+
+    timed = {"content_check_seconds": 0.0}
+    check = spark_optimize.check_rewrite
+
+    def timed_check(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return check(*args, **kwargs)
+        finally:
+            timed["content_check_seconds"] += time.perf_counter() - start
+
+    spark_optimize.check_rewrite = timed_check
+
+    def optimize(table: Table, **kwargs: Any) -> Any:
+        timed["content_check_seconds"] = 0.0
+        return spark_optimize.optimize(spark, table, **kwargs)
+
+    return optimize, timed
+
+
+def run(
+    rows: int, files: int, collections: int, reps: int, target_mb: float | None, clustered_files: int, work: Path, spark: Any = None
+) -> dict[str, Any]:
     started = time.perf_counter()
     base = build(work / "base", rows, files, collections)
     build_seconds = time.perf_counter() - started
@@ -147,23 +181,28 @@ def run(rows: int, files: int, collections: int, reps: int, target_mb: float | N
         "predicate": predicate,
         "build_seconds": build_seconds,
         "load_average": os.getloadavg(),
+        "engine": "spark" if spark is not None else "python",
     }
+    if spark is not None:
+        engine, timed = _spark_engine(spark)
+    else:
+        engine, timed = (lambda table, **kw: table.optimize(**kw)), {}
     out["before"] = _figures(base, predicate, reps)
     total = out["before"]["bytes"]
 
     packed = _copy(work / "base", work / "packed")
     target = int(target_mb * 1024 * 1024) if target_mb else None
-    out["bin_packed_optimize"] = _optimized(packed.optimize(target_file_size=target))
+    out["bin_packed_optimize"] = {**_optimized(engine(packed, target_file_size=target)), **timed}
     out["bin_packed"] = _figures(packed, predicate, reps)
 
     clustered = _copy(work / "base", work / "clustered")
     data_bytes = plan_optimize(clustered, target_file_size="1gb").estimated_output_bytes  # without footers
     cluster_target = max(data_bytes // clustered_files, 1024)
-    result = clustered.optimize(cluster_by=[KEY], target_file_size=cluster_target)
-    out["clustered_optimize"] = {**_optimized(result), "target_file_size": cluster_target, "cluster_by": [KEY]}
+    result = engine(clustered, cluster_by=[KEY], target_file_size=cluster_target)
+    out["clustered_optimize"] = {**_optimized(result), **timed, "target_file_size": cluster_target, "cluster_by": [KEY]}
     out["clustered"] = _figures(clustered, predicate, reps)
 
-    again = clustered.optimize()  # the keys are remembered; nothing left to do
+    again = engine(clustered)  # the keys are remembered; nothing left to do
     out["clustered_second_optimize_version"] = again.version
     out["targets"] = TARGETS
     out["clustered_skip_ok"] = out["clustered"]["selective_query"]["skipped_share"] >= TARGETS["clustered_skip_share_min"]
@@ -172,7 +211,7 @@ def run(rows: int, files: int, collections: int, reps: int, target_mb: float | N
 
 
 def _print(out: dict[str, Any]) -> None:
-    print(f"rows {out['rows']:,}  arriving as {out['files_arriving']} files  collections {out['collections']}  "
+    print(f"engine {out['engine']}  rows {out['rows']:,}  arriving as {out['files_arriving']} files  collections {out['collections']}  "
           f"build {out['build_seconds']:.1f}s  load {out['load_average']}")
     print(f"predicate: {out['predicate']}")
     for name in ("before", "bin_packed", "clustered"):
@@ -185,7 +224,8 @@ def _print(out: dict[str, Any]) -> None:
         )
     for name in ("bin_packed_optimize", "clustered_optimize"):
         o = out[name]
-        print(f"{name:>20}: {o['seconds']:.1f}s, {o['rows_per_second']:,.0f} rows/s, {o['files_removed']} -> {o['files_added']} files")
+        check = f", content check {o['content_check_seconds']:.1f}s" if "content_check_seconds" in o else ""
+        print(f"{name:>20}: {o['seconds']:.1f}s, {o['rows_per_second']:,.0f} rows/s, {o['files_removed']} -> {o['files_added']} files{check}")
     print(f"clustered skip >= 90%: {out['clustered_skip_ok']}   bin-packed skip <= 10%: {out['unclustered_skip_ok']}")
 
 
@@ -199,10 +239,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--clustered-files", type=int, default=64, help="clustered target size = data bytes / this")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--spark", action="store_true", help="OPTIMIZE through varlake.spark.optimize (local[2])")
     args = parser.parse_args(argv)
+    spark = None
+    if args.spark:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).parent))
+        from common import bench_session
+
+        spark = bench_session()
     work = args.work or Path(tempfile.mkdtemp(prefix="varlake-maintenance-"))
     try:
-        out = run(args.rows, args.files, args.collections, args.reps, args.target_mb, args.clustered_files, work)
+        out = run(args.rows, args.files, args.collections, args.reps, args.target_mb, args.clustered_files, work, spark)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

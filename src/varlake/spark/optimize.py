@@ -1,18 +1,24 @@
-"""OPTIMIZE with Spark doing the reading, ordering and writing; the driver commits once.
+"""OPTIMIZE with Spark doing the reading, ordering, writing and checking; the driver commits once.
 
 ``optimize(spark, path, where=None, cluster_by=None, target_file_size=None, dry_run=False)``
 plans exactly as ``Table.optimize`` does (``write.optimize.plan_optimize``; default target
-file size 128 MiB, ``delta.targetFileSize`` honoured), then per bin:
+file size 128 MiB, ``delta.targetFileSize`` honoured), then per clustered bin, and once
+for all bin-packing bins:
 
 1. Spark reads the bin's files with their deletion vectors applied (``spark.row_ids.target_frame``);
-2. with clustering keys, each key is computed in Spark SQL (``try_variant_get`` for a Variant
-   path: a value that does not convert is NULL, as in the Python path), dense-ranked, scaled
-   and bit-interleaved into a Z-value (SQL arithmetic); rows are range-partitioned by it into
-   target-size files and sorted within each; without keys the bin is cut into target-size files;
+2. with clustering keys, rows are given a Z-value on the executors (``spark.zorder``: each
+   key in Spark SQL, ranked against a sample of its values, bits interleaved), range-
+   partitioned by it into target-size files and sorted within each, so each file is a
+   contiguous Z range written by its own task; without keys all bins are written by one
+   job with one partition per target-size file (``_packing_job``);
 3. Spark writes them through ``spark.writer.stage_write`` with an empty sample, so the
-   table's stored shredding schemas are kept and every file gets the stable layout;
-4. the driver checks the content (``write.content_check``: the files read against the files
-   written, read back) and commits all bins once (``write.optimize.commit_optimize``).
+   table's stored shredding schemas are kept and every file gets the stable layout.
+
+Then the executors check the content (``spark.content_digest.check_rewrite``: an additive
+multiset digest of the logical rows of the files read and of the files written, read by
+varlake's reader; only a few numbers per task reach the driver), and the driver commits all
+bins once (``write.optimize.commit_optimize``). A difference raises ``ContentCheckError``
+and the new files are deleted.
 
 Only DataFrame and SQL APIs are used (no JVM handles), so it runs on Spark Connect too.
 """
@@ -22,17 +28,18 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from functools import reduce
 from typing import Any
 
+from varlake.delta.actions import AddFile
 from varlake.errors import OptimizeError, TableError, VarlakeError
-from varlake.expr.tree import Column, VariantGet
 from varlake.read import ScanPlan
 from varlake.semantics.types import backquote
+from varlake.spark.content_digest import RewriteSides, check_rewrite
 from varlake.spark.row_ids import FILE_COLUMN, ROW_COLUMN, target_frame
 from varlake.spark.session import spark_error_summary
+from varlake.spark.zorder import zordered
 from varlake.table import Table
-from varlake.write.clustering import ClusterKey
-from varlake.write.content_check import check_same_rows
 from varlake.write.optimize import (
     SPARK_TARGET_FILE_SIZE,
     OptimizeBin,
@@ -44,71 +51,56 @@ from varlake.write.optimize import (
     commit_optimize,
     optimize_adds,
     plan_optimize,
-    read_files,
 )
 
 __all__ = ["optimize"]
 
-_Z, _KEY = "__vl_z", "__vl_k"
+_PART = "__vl_part"
 
 
-def _key_sql(key: ClusterKey) -> str:
-    """A clustering key as a Spark SQL expression (NULL when a Variant value does not convert)."""
-    term = key.term
-    if isinstance(term, Column):
-        return ".".join(backquote(p) for p in term.path)
-    assert isinstance(term, VariantGet)
-    column = ".".join(backquote(p) for p in term.column.path)
-    return f"try_variant_get({column}, '{_dollar(term.path)}', '{key.type}')"
-
-
-def _dollar(normalized: str) -> str:
-    """A normalized path (``$['a']['b'][0]``) as Spark's ``variant_get`` path text, quoted for SQL."""
-    return normalized.replace("\\", "\\\\").replace("'", "\\'")
-
-
-def _zordered(df: Any, keys: Sequence[ClusterKey], files: int) -> Any:
-    """``df`` range-partitioned into ``files`` partitions by the Z-value of ``keys`` and
-    sorted within each (ranks scaled to ``62 // len(keys)`` bits, bits interleaved)."""
-    width = len(keys)
-    bits = max(1, min(31, 62 // width))
-    names = [f"{_KEY}{i}" for i in range(width)]
-    columns = [backquote(c) for c in df.columns]
-    df = df.selectExpr(*columns, *[f"{_key_sql(k)} AS {n}" for k, n in zip(keys, names)])
-    ranked = df.selectExpr(
-        *columns,
-        *[f"dense_rank() OVER (ORDER BY {n} ASC NULLS FIRST) AS {n}" for n in names],
-    )
-    scaled = ranked.selectExpr(
-        *columns,
-        *[f"CAST(floor(({n} - 1) * {float(1 << bits)} / (max({n}) OVER ())) AS BIGINT) AS {n}" for n in names],
-    )
-    if width == 1:
-        z = names[0]
-    else:
-        terms = [
-            f"shiftleft(shiftright({n}, {b}) & 1, {b * width + (width - 1 - i)})"
-            for b in range(bits)
-            for i, n in enumerate(names)
-        ]
-        z = " | ".join(terms)
-    zdf = scaled.selectExpr(*columns, f"CAST({z} AS BIGINT) AS {_Z}")
-    return zdf.repartitionByRange(max(files, 1), _Z).sortWithinPartitions(_Z).selectExpr(*columns)
-
-
-def _bin_frame(spark: Any, table: Table, plan: OptimizePlan, chosen: OptimizeBin) -> Any:
-    """The live rows of a bin's files as Spark reads them (deletion vectors applied), in the
-    table's columns."""
+def _files_frame(spark: Any, table: Table, plan: OptimizePlan, files: Sequence[AddFile]) -> Any:
+    """The live rows of ``files`` as Spark reads them (deletion vectors applied), in the
+    table's columns, then each row's file and index (``FILE_COLUMN``, ``ROW_COLUMN``)."""
     snapshot = plan.snapshot
-    tasks = tasks_for(snapshot, table.log.root_location, chosen.files)
+    tasks = tasks_for(snapshot, table.log.root_location, files)
     scan = ScanPlan(snapshot.version, snapshot.schema, tuple(snapshot.partition_columns), None, tuple(tasks))
-    frame = target_frame(spark, table, snapshot, scan).frame
-    return frame.drop(FILE_COLUMN, ROW_COLUMN)
+    return target_frame(spark, table, snapshot, scan).frame
 
 
 def _num_files(chosen: OptimizeBin, target_size: int) -> int:
     """How many files a bin becomes at the target size."""
     return max(1, -(-chosen.estimated_output_bytes // target_size))
+
+
+def _clustered_job(spark: Any, table: Table, plan: OptimizePlan, chosen: OptimizeBin) -> Any:
+    """A clustered bin's rows in Z-order, one partition per output file."""
+    df = _files_frame(spark, table, plan, chosen.files).drop(FILE_COLUMN, ROW_COLUMN)
+    assert plan.cluster_by is not None
+    return zordered(df, plan.cluster_by, _num_files(chosen, plan.target_file_size), chosen.num_rows)
+
+
+def _packing_job(spark: Any, table: Table, plan: OptimizePlan, bins: Sequence[OptimizeBin]) -> Any:
+    """The rows of every bin-packing bin as one DataFrame with one partition per output file,
+    so the files are written by parallel tasks of one job. One bin: its files coalesced.
+    More: per table partition, the rows of its bins are spread over its files by a hash of
+    their file and row index, ranges of which the rows are then partitioned by (``_PART``
+    numbers a partition's files consecutively, so a task never mixes partitions)."""
+    if len(bins) == 1:
+        files = _num_files(bins[0], plan.target_file_size)
+        df = _files_frame(spark, table, plan, bins[0].files).drop(FILE_COLUMN, ROW_COLUMN)
+        return df.coalesce(1) if files == 1 else df.repartition(files)
+    groups: dict[tuple[tuple[str, str | None], ...], list[OptimizeBin]] = {}
+    for chosen in bins:
+        groups.setdefault(tuple(sorted(chosen.partition_values.items())), []).append(chosen)
+    frames, offset = [], 0
+    for grouped in groups.values():
+        count = sum(_num_files(b, plan.target_file_size) for b in grouped)
+        frame = _files_frame(spark, table, plan, [f for b in grouped for f in b.files])
+        part = f"{offset} + pmod(xxhash64({FILE_COLUMN}, {ROW_COLUMN}), {count})"
+        frames.append(frame.selectExpr(*[backquote(c) for c in frame.columns if c not in (FILE_COLUMN, ROW_COLUMN)], f"{part} AS {_PART}"))
+        offset += count
+    df = reduce(lambda a, b: a.unionByName(b), frames)
+    return df.repartitionByRange(offset, _PART).drop(_PART)
 
 
 def optimize(
@@ -130,16 +122,16 @@ def optimize(
         staged = StagedOptimize(plan, (), sum(b.num_rows or 0 for b in plan.bins), started, engine="spark")
         return commit_optimize(table, staged, dry_run=dry_run)
     written = []
-    rows_total = 0
+    sides: list[RewriteSides] = []
+    packing = [b for b in plan.bins if not (b.clustered and plan.cluster_by)]
+    clustered = [b for b in plan.bins if b.clustered and plan.cluster_by]
+    jobs = [([b], lambda b=b: _clustered_job(spark, table, plan, b)) for b in clustered]
+    if packing:
+        jobs.append((packing, lambda: _packing_job(spark, table, plan, packing)))
     try:
-        for chosen in plan.bins:
-            df = _bin_frame(spark, table, plan, chosen)
-            files = _num_files(chosen, plan.target_file_size)
-            if chosen.clustered and plan.cluster_by:
-                df = _zordered(df, plan.cluster_by, files)
-            else:
-                df = df.coalesce(1) if files == 1 else df.repartition(files)
+        for chosen, build in jobs:
             try:
+                df = build()  # a clustered bin samples its keys here
                 pending = stage_write(df, table.path, "append", sample=df.limit(0))
             except VarlakeError:
                 raise
@@ -148,10 +140,9 @@ def optimize(
             written.extend(pending.adds)
             if pending.metadata is not None:
                 raise OptimizeError(f"{table.path}: OPTIMIZE would change the stored shredding schemas; nothing was committed")
-            read = read_files(table, plan.snapshot, chosen.files)
-            back = read_files(table, plan.snapshot, pending.adds)
-            check_same_rows(read, back, f"{table.path}: OPTIMIZE (Spark) of {len(chosen.files)} files")
-            rows_total += read.num_rows
+            read = [f for b in chosen for f in b.files]
+            sides.append(RewriteSides(read, pending.adds, f"{table.path}: OPTIMIZE (Spark) of {len(read)} files"))
+        rows_total = check_rewrite(spark, table, plan.snapshot, sides)
     except BaseException:
         discard_files(table, written)
         raise
