@@ -29,7 +29,8 @@ def test_chart_names_paths_and_sections(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     out = result.output
     for text in ("coverage of v", "$.a", "$.b", "type conflicts", "integer 8, string 4", "files whose layout differs",
-                 "suggestions", "optimize would rewrite", "12 live row(s)"):  # fmt: skip
+                 "suggestions", "optimize would rewrite", "12 live row(s)", "est. saved",
+                 "re-shredding 1 drifted file(s) into the table's layout", "in total about"):  # fmt: skip
         assert text in out, text
     assert "█" in out and "▒" in out  # typed and residual cells in the bars
 
@@ -46,6 +47,10 @@ def test_json_is_the_report(tmp_path: Path) -> None:
     assert doc["columns"][0]["schema"] == "a bigint"
     assert [s["path"] for s in doc["columns"][0]["suggestions"]] == ["$.b"]
     assert len(doc["drifted_files"]) == 1 and doc["optimize"]["files_to_rewrite"] == 2
+    o = doc["optimize"]
+    assert (o["reshred_files"], o["reshred_files_sampled"], o["reshred_sample_rows"]) == (1, 1, 20_000)
+    assert o["estimated_reshred_bytes_saved"] == doc["drifted_files"][0]["estimated_bytes_saved"]
+    assert o["estimated_total_bytes_saved"] == o["estimated_bytes_saved"] + o["estimated_reshred_bytes_saved"]
 
 
 def test_sample_option(tmp_path: Path) -> None:

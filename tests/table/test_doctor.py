@@ -319,7 +319,9 @@ def test_optimize_section_is_the_optimize_plan_and_clears_after_optimize(tmp_pat
     _set_shredding(t, "a bigint")
     _append(t, ['{"a": %d}' % i for i in range(10)], start=10)
     report = t.doctor()
-    assert report.optimize == plan_optimize(t).summary()
+    reshred = {"estimated_reshred_bytes_saved", "reshred_files", "reshred_files_sampled", "reshred_sample_rows", "estimated_total_bytes_saved"}
+    assert {k: v for k, v in report.optimize.items() if k not in reshred} == plan_optimize(t).summary()
+    assert reshred <= set(report.optimize) and report.optimize["reshred_files"] == report.optimize["reshred_files_sampled"] == 1
     assert "layout" in report.optimize["reasons"][unshredded]
     assert report.optimize["files_to_rewrite"] == 2 and report.optimize["drifted_files"] == 1
     assert _counts(report, "$.a") == (20, 10, 10, 0, 0, 0)
@@ -603,3 +605,41 @@ def test_an_invalid_stored_schema_is_a_note(tmp_path: Path) -> None:
     assert any("maps cannot be shredded" in n for n in report.notes)  # neither optimize nor drift can run
     assert report.column("v").schema is None
     assert _counts(report, "$.a") == (3, 3, 0, 0, 0, 0)
+
+
+def _events(n: int, start: int = 0) -> list[str]:
+    return [
+        '{"user": {"id": %d, "name": "user-%d"}, "kind": "%s", "n": %d, "score": %d.5}'
+        % (i % 997, i % 997, ("click", "view", "buy")[i % 3], i, i % 100)
+        for i in range(start, start + n)
+    ]
+
+
+def test_the_reshred_estimate_is_near_what_optimize_saves(tmp_path: Path) -> None:
+    """Unshredded files re-shredded into the table's layout: the doctor's estimate of the bytes
+    saved (footers and layout) is within a factor 2 of what optimize then saves."""
+    t = _table(tmp_path / "t")
+    _set_properties(t, **{ENABLE_SHREDDING: "false"})
+    for k in range(3):  # three unshredded files of 4,000 events
+        _append(t, _events(4000, 4000 * k), start=4000 * k)
+    _set_shredding(t, "kind string, n bigint, score decimal(5,1), user struct<id: bigint, name: string>")
+    report = t.doctor()
+    o = report.optimize
+    assert o["reshred_files"] == 3 and o["reshred_files_sampled"] == 3 and o["reshred_sample_rows"] > 0
+    assert all(f.estimated_bytes_saved is not None and f.estimated_bytes_saved > 0 for f in report.drifted_files)
+    assert o["estimated_reshred_bytes_saved"] == sum(f.estimated_bytes_saved for f in report.drifted_files)
+    assert o["estimated_total_bytes_saved"] == o["estimated_bytes_saved"] + o["estimated_reshred_bytes_saved"]
+    result = t.optimize()
+    actual = result.bytes_removed - result.bytes_added
+    assert actual > 0 and 0.5 * actual <= o["estimated_total_bytes_saved"] <= 2 * actual, (o, actual)
+    after = t.doctor().optimize
+    assert after["reshred_files"] == 0 and after["estimated_reshred_bytes_saved"] == 0  # in layout: nothing to save
+
+
+def test_a_table_in_layout_estimates_no_reshred_saving(tmp_path: Path) -> None:
+    t = _table(tmp_path / "t", ddl="kind string, n bigint")
+    _append(t, _events(500))
+    _append(t, _events(500, 500), start=500)
+    o = t.doctor().optimize
+    assert (o["reshred_files"], o["estimated_reshred_bytes_saved"]) == (0, 0)
+    assert o["estimated_total_bytes_saved"] == o["estimated_bytes_saved"]

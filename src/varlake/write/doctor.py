@@ -32,8 +32,12 @@ analyses -- and reports, per column and per Variant path:
   schema lacks; ``retype`` -- a stored leaf the data would shred as
   another type; ``drop`` -- a stored leaf whose typed share is below ``empty_threshold``.
 * **optimize**: which files ``optimize`` would rewrite, why, and the bytes it would save
-  (``write.optimize.plan_optimize``'s summary; its estimate counts the deleted rows
-  purged, not what a new layout saves).
+  (``write.optimize.plan_optimize``'s summary: ``estimated_bytes_saved`` counts the deleted
+  rows purged and the footers merged), plus ``estimated_reshred_bytes_saved``: what
+  re-shredding the drifted files into the table's layout saves, estimated by writing a
+  sample of each (``reshred_sample_rows`` rows of up to ``reshred_files_sampled`` files,
+  ``write.layout_savings``) in both layouts to memory; ``estimated_total_bytes_saved`` is
+  the sum. Each drifted file carries its own ``estimated_bytes_saved`` (null: not sampled).
 
 Rows deleted by a deletion vector are never counted (``rows``, ``deleted_rows``). Rows of a
 file whose Variant layout or bytes are invalid are left out, each such file named in
@@ -58,9 +62,11 @@ seed (``sample_rows``: deterministic), and every count is of the analysed rows
                                    "reason"}]}],
      "drifted_files": [{"path", "size", "rows", "reason",
                         "columns": [{"column", "kind", "file_schema", "table_schema"}],
-                        "differences": [str]}],
+                        "differences": [str], "estimated_bytes_saved"}],
      "optimize": null | {"files_to_rewrite", "bytes_to_rewrite", "estimated_output_bytes",
-                         "estimated_bytes_saved", "reasons", ...},
+                         "estimated_bytes_saved", "estimated_reshred_bytes_saved",
+                         "reshred_files", "reshred_files_sampled", "reshred_sample_rows",
+                         "estimated_total_bytes_saved", "reasons", ...},
      "notes": [str]}
 
 Shares are fractions of ``slots`` (0.0 when a path has no slot), rounded to 6 digits;
@@ -91,6 +97,7 @@ from varlake.shred.schema import ShreddingSchema, type_ddl
 from varlake.shred.unshred import unshred_variant
 from varlake.variant.path import escape_name
 from varlake.write.layout_drift import FileLayoutStatus, layout_status
+from varlake.write.layout_savings import LayoutSavings, estimate_layout_savings
 from varlake.write.optimize import plan_optimize
 from varlake.write.shredding import ENABLE_SHREDDING, SAMPLE_ROWS, SHREDDING_PROPERTY, stable_widths, stored_schemas, variant_columns
 
@@ -285,6 +292,7 @@ class DriftedFile:
     reason: str
     columns: tuple[tuple[str, str, str | None, str | None], ...]
     differences: tuple[str, ...] = ()
+    estimated_bytes_saved: int | None = None  # by re-shredding into the table's layout (sampled files)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -296,6 +304,7 @@ class DriftedFile:
                 {"column": c, "kind": k, "file_schema": f, "table_schema": t} for c, k, f, t in self.columns
             ],
             "differences": list(self.differences),
+            "estimated_bytes_saved": self.estimated_bytes_saved,
         }
 
 
@@ -524,6 +533,11 @@ def diagnose(
         if stored[c] and not _valid_ddl(stored[c]):
             notes.append(f"{c}: the stored shredding schema {stored[c]!r} ({SHREDDING_PROPERTY}{c}) is not valid DDL; read as unshredded")
             stored[c] = ""
+    savings = estimate_layout_savings(table, snapshot, statuses, {c: stored[c] or None for c in columns}) if statuses else None
+    if savings is not None:
+        notes.extend(savings.notes)
+        if optimize is not None:
+            optimize = _with_layout_savings(optimize, savings)
     reports = tuple(_column_report(c, stored[c] or None, counts[c], footer_typed[c], empty_threshold) for c in columns)
     return DoctorReport(
         table=table.path,
@@ -535,7 +549,7 @@ def diagnose(
         sampled=analysed < sum(live),
         empty_threshold=float(empty_threshold),
         columns=reports,
-        drifted_files=_drifted_files(statuses),
+        drifted_files=_drifted_files(statuses, savings),
         optimize=optimize,
         notes=tuple(notes),
     )
@@ -741,7 +755,17 @@ def _suggestions(
     return sorted(out, key=lambda s: (order[s.kind], s.path))
 
 
-def _drifted_files(statuses: Sequence[FileLayoutStatus]) -> tuple[DriftedFile, ...]:
+def _with_layout_savings(summary: Mapping[str, Any], savings: LayoutSavings) -> dict[str, Any]:
+    """The optimize summary with the re-shredding estimate (``write.layout_savings``) and the
+    total: footers merged and deleted rows purged (the plan's ``estimated_bytes_saved``)
+    plus what the table's layout saves."""
+    out = dict(summary)
+    out.update(savings.summary())
+    out["estimated_total_bytes_saved"] = int(out.get("estimated_bytes_saved") or 0) + savings.bytes_saved
+    return out
+
+
+def _drifted_files(statuses: Sequence[FileLayoutStatus], savings: LayoutSavings | None = None) -> tuple[DriftedFile, ...]:
     out = []
     for status in statuses:
         if not status.drifted:
@@ -755,6 +779,7 @@ def _drifted_files(statuses: Sequence[FileLayoutStatus]) -> tuple[DriftedFile, .
                 reason=status.reason or "",
                 columns=tuple((d.column, d.kind, d.file_ddl, d.table_ddl) for d in status.drift),
                 differences=tuple(line for d in status.drift for line in _leaf_differences(d.column, d.kind, d.file_ddl, d.table_ddl)),
+                estimated_bytes_saved=savings.per_file.get(status.path) if savings is not None else None,
             )
         )
     return tuple(sorted(out, key=lambda f: f.path))

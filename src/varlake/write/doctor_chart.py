@@ -120,11 +120,12 @@ def _sections(report: DoctorReport) -> Iterator[RenderableType]:
         yield Text("no type conflicts", style="green")
     if report.drifted_files:
         t = Table(title=f"files whose layout differs from the table's ({len(report.drifted_files)})", title_justify="left")
-        for name in ("file", "rows", "size", "kind", "differences"):
+        for name in ("file", "rows", "size", "est. saved", "kind", "differences"):
             t.add_column(name, overflow="fold")
         for f in report.drifted_files:
             kinds = ", ".join(dict.fromkeys(f"{c}: {k}" for c, k, _, _ in f.columns))
-            t.add_row(f.path, "-" if f.rows is None else f"{f.rows:,}", size_text(f.size), kinds, "\n".join(f.differences))
+            saved = "-" if f.estimated_bytes_saved is None else _signed_size(f.estimated_bytes_saved)
+            t.add_row(f.path, "-" if f.rows is None else f"{f.rows:,}", size_text(f.size), saved, kinds, "\n".join(f.differences))
         yield t
     else:
         yield Text("every file has the table's layout", style="green")
@@ -155,13 +156,26 @@ def _sections(report: DoctorReport) -> Iterator[RenderableType]:
                 ("optimize would rewrite ", "bold"),
                 f"{o['files_to_rewrite']:,} of {o.get('files_considered', 0):,} file(s) ({size_text(o.get('bytes_to_rewrite'))})",
                 f" into about {o.get('estimated_output_files', 0):,} file(s) of {size_text(o.get('estimated_output_bytes'))},",
-                f" saving about {size_text(o.get('estimated_bytes_saved'))}",
+                f" saving about {size_text(o.get('estimated_bytes_saved'))} in footers and deleted rows",
                 f" ({', '.join(f'{r}: {n}' for r, n in sorted(why.items()))})" if why else "",
             )  # fmt: skip
+            if o.get("reshred_files"):
+                yield Text.assemble(
+                    "  re-shredding ", f"{o['reshred_files']:,} drifted file(s) into the table's layout: about ",
+                    (_signed_size(int(o.get("estimated_reshred_bytes_saved") or 0)), "bold"),
+                    f" (estimated from {o.get('reshred_files_sampled', 0):,} file(s), up to"
+                    f" {o.get('reshred_sample_rows', 0):,} rows); in total about ",
+                    (_signed_size(int(o.get("estimated_total_bytes_saved") or 0)), "bold"),
+                )  # fmt: skip
         else:
             yield Text("optimize would change nothing", style="green")
     for note in report.notes:
         yield Text(f"note: {note}", style="dim")
+
+
+def _signed_size(n: int) -> str:
+    """A saving as text; a negative one (the layout costs bytes) as ``+size more``."""
+    return size_text(n) if n >= 0 else f"-{size_text(-n)} (grows)"
 
 
 def doctor_renderables(report: DoctorReport) -> Group:
