@@ -304,7 +304,7 @@ def ingest_json(
         if q.metadata is not None or q.snapshot is not None and q.snapshot.metadata.partition_columns:
             raise IngestError(f"{quarantine_path}: the quarantine table must be unpartitioned and unshredded")
     after = record.taking(new, q_batch, replace=mode == "overwrite")
-    target = replace(staged.target, domains=(after.to_domain(),))
+    target = replace(staged.target, domains=after.to_domains())
     result = _commit_and_report(
         replace(staged, target=target), options, ingest_id, paths, started, say,
         app_id=app_id, app_version=after.batch,

@@ -7,10 +7,16 @@ in ONE version of the table:
 
 - the ``add`` actions of their rows;
 - ``txn(appId, version=batch)``, the batch number one above the last one;
-- the ``domainMetadata`` action ``varlake.ingest.<hash>`` holding ``IngestRecord``: every
-  file taken so far (absolute path, size, mtime in ms; JSON, zlib, base64), the batch
-  number, and the batch's *quarantine commit*: the ``add`` actions (and schema, for a
-  quarantine table still to create) of its bad lines, staged in the quarantine table.
+- the record, ``IngestRecord``, as ``domainMetadata`` actions (``to_domains``): the *index*
+  ``varlake.ingest.<hash>`` -- the batch number, the batch's *quarantine commit* (the
+  ``add`` actions, and schema for a quarantine table still to create, of its bad lines,
+  staged in the quarantine table) and the numbers of the segments -- and the *segment*
+  ``varlake.ingest.<hash>.<batch>`` listing the files this batch took (absolute path, size,
+  mtime in ms; JSON, zlib, base64). Earlier segments stay in their own domains and are
+  never rewritten, so a commit writes the record of its own files only (its size does not
+  grow with the files taken before); reading the record joins the index's segments.
+  Records of the first format (every file in the one domain, ``to_domain``) are read too;
+  the next batch moves their files into a segment once.
 
 The quarantine table is committed after the table, with the same ``txn`` (so at most
 once), from that record: ``complete_quarantine``. Every run first completes the
@@ -64,7 +70,8 @@ __all__ = [
 
 DOMAIN_PREFIX = "varlake.ingest."
 _APP_PREFIX = "varlake-ingest-"
-_FORMAT = 1
+_FORMAT = 1  # the whole record in one domain (``to_domain``; read for older tables)
+_SEGMENTED = 2  # an index domain plus one never-rewritten segment domain per batch
 
 
 @dataclass(frozen=True, order=True)
@@ -123,19 +130,62 @@ class QuarantineBatch:
         )
 
 
+def _pack(files: Mapping[str, tuple[int, int]]) -> str:
+    rows = sorted([p, s, m] for p, (s, m) in files.items())
+    return base64.b64encode(zlib.compress(json.dumps(rows, separators=(",", ":")).encode("utf-8"), 9)).decode("ascii")
+
+
+def _unpack(text: str) -> dict[str, tuple[int, int]]:
+    rows = json.loads(zlib.decompress(base64.b64decode(text, validate=True)))
+    return {str(p): (int(s), int(m)) for p, s, m in rows}
+
+
+def _ranges(numbers: Sequence[int]) -> list[list[int]]:
+    """Sorted numbers as ``[first, last]`` runs (segments are mostly consecutive batches)."""
+    out: list[list[int]] = []
+    for n in sorted(numbers):
+        if out and out[-1][1] == n - 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return out
+
+
+def _from_ranges(runs: Any) -> tuple[int, ...]:
+    out: list[int] = []
+    for first, last in runs:
+        first, last = int(first), int(last)
+        if last < first or last - first > 10_000_000:
+            raise ValueError(f"bad segment range {[first, last]}")
+        out.extend(range(first, last + 1))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class IngestRecord:
-    """What an incremental ingest has taken so far (see the module doc)."""
+    """What an incremental ingest has taken so far (see the module doc).
+
+    ``files`` are all files taken; ``segments`` the batch numbers whose segment domains
+    hold them in the snapshot read; ``fresh`` the files no committed segment holds yet (the
+    next ``to_domains`` writes them as one new segment); ``dropped`` segments an overwrite
+    removes."""
 
     app_id: str
     sources: tuple[str, ...]
     batch: int
     files: Mapping[str, tuple[int, int]]
     quarantine: QuarantineBatch | None = None
+    segments: tuple[int, ...] = ()
+    fresh: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    dropped: tuple[int, ...] = ()
 
     @property
     def domain(self) -> str:
         return DOMAIN_PREFIX + self.app_id.removeprefix(_APP_PREFIX)
+
+    def segment_domain(self, number: int) -> str:
+        """The domain of the segment written by batch ``number``."""
+        return f"{self.domain}.{number}"
 
     @classmethod
     def empty(cls, app_id: str, sources: Sequence[str]) -> IngestRecord:
@@ -143,23 +193,45 @@ class IngestRecord:
 
     def taking(self, files: Sequence[SourceFile], quarantine: QuarantineBatch | None, *, replace: bool = False) -> IngestRecord:
         """The record after the next batch takes ``files`` (``replace``: only them, after an overwrite)."""
-        taken = {} if replace else dict(self.files)
-        taken.update({f.path: (f.size, f.mtime_ms) for f in files})
-        return IngestRecord(self.app_id, self.sources, self.batch + 1, taken, quarantine)
+        new = {f.path: (f.size, f.mtime_ms) for f in files}
+        if replace:
+            return IngestRecord(self.app_id, self.sources, self.batch + 1, new, quarantine, (), new, self.segments + self.dropped)
+        taken = {**self.files, **new}
+        return IngestRecord(self.app_id, self.sources, self.batch + 1, taken, quarantine, self.segments, {**self.fresh, **new}, self.dropped)
 
     def to_domain(self) -> DomainMetadata:
-        rows = sorted([p, s, m] for p, (s, m) in self.files.items())
-        packed = base64.b64encode(zlib.compress(json.dumps(rows, separators=(",", ":")).encode("utf-8"), 9)).decode("ascii")
+        """The whole record in one domain (the first format: rewritten whole by every batch;
+        ``to_domains`` writes only what is new)."""
         body = {
             "format": _FORMAT,
             "appId": self.app_id,
             "sources": list(self.sources),
             "batch": self.batch,
-            "numFiles": len(rows),
-            "files": packed,
+            "numFiles": len(self.files),
+            "files": _pack(self.files),
             "quarantine": self.quarantine.to_json() if self.quarantine is not None else None,
         }
         return DomainMetadata(self.domain, json.dumps(body, separators=(",", ":"), ensure_ascii=False))
+
+    def to_domains(self) -> tuple[DomainMetadata, ...]:
+        """The domains a batch commits: the index, the segment of its new files (if any) and
+        removals of the segments an overwrite dropped; earlier segments are left alone."""
+        segments = self.segments + ((self.batch,) if self.fresh else ())
+        body = {
+            "format": _SEGMENTED,
+            "appId": self.app_id,
+            "sources": list(self.sources),
+            "batch": self.batch,
+            "numFiles": len(self.files),
+            "segments": _ranges(segments),
+            "quarantine": self.quarantine.to_json() if self.quarantine is not None else None,
+        }
+        out = [DomainMetadata(self.domain, json.dumps(body, separators=(",", ":"), ensure_ascii=False))]
+        if self.fresh:
+            segment = {"batch": self.batch, "numFiles": len(self.fresh), "files": _pack(self.fresh)}
+            out.append(DomainMetadata(self.segment_domain(self.batch), json.dumps(segment, separators=(",", ":"))))
+        out.extend(DomainMetadata(self.segment_domain(n), "", removed=True) for n in self.dropped if n not in segments)
+        return tuple(out)
 
     @classmethod
     def from_snapshot(cls, snapshot: Snapshot | None, app_id: str, sources: Sequence[str]) -> IngestRecord:
@@ -174,20 +246,46 @@ class IngestRecord:
                 raise CorruptLogError(f"{snapshot.root}: txn {app_id!r} is at batch {version} but domain {empty.domain} is missing")
             return empty
         where = f"{snapshot.root}: domain {empty.domain}"
+        segments: tuple[int, ...] = ()
         try:
             body = json.loads(domain.configuration)
-            rows = json.loads(zlib.decompress(base64.b64decode(body["files"], validate=True)))
-            files = {str(p): (int(s), int(m)) for p, s, m in rows}
+            fmt = body.get("format")
+            if fmt == _FORMAT:
+                files = _unpack(body["files"])
+            elif fmt == _SEGMENTED:
+                segments = _from_ranges(body["segments"])
+                files = {}
+                for n in segments:
+                    files.update(_read_segment(snapshot, empty.segment_domain(n), n))
+            else:
+                raise CorruptLogError(f"{where}: unknown ingest record format {fmt!r}")
             batch = int(body["batch"])
             q = body.get("quarantine")
             quarantine = QuarantineBatch.from_json(q, where) if q is not None else None
-        except (ValueError, TypeError, KeyError, zlib.error) as exc:
+            if int(body.get("numFiles", len(files))) != len(files):
+                raise CorruptLogError(f"{where}: records {body.get('numFiles')} files but its segments hold {len(files)}")
+        except (ValueError, TypeError, KeyError, AttributeError, zlib.error) as exc:
             raise CorruptLogError(f"{where} is not an ingest record: {exc}") from None
-        if body.get("format") != _FORMAT:
-            raise CorruptLogError(f"{where}: unknown ingest record format {body.get('format')!r}")
         if version != batch:
             raise CorruptLogError(f"{where}: records batch {batch} but txn {app_id!r} is at {version}")
-        return cls(app_id, tuple(str(s) for s in body.get("sources") or empty.sources), batch, files, quarantine)
+        record_sources = tuple(str(s) for s in body.get("sources") or empty.sources)
+        fresh = files if fmt == _FORMAT else {}  # the first format's files move into a segment once
+        return cls(app_id, record_sources, batch, files, quarantine, segments, fresh)
+
+
+def _read_segment(snapshot: Snapshot, name: str, number: int) -> dict[str, tuple[int, int]]:
+    """The files of one segment domain (``CorruptLogError`` when it is missing or damaged)."""
+    found = snapshot.domains.get(name)
+    if found is None or found.removed:
+        raise CorruptLogError(f"{snapshot.root}: ingest record segment {name} is missing")
+    try:
+        body = json.loads(found.configuration)
+        files = _unpack(body["files"])
+        if int(body["batch"]) != number or int(body["numFiles"]) != len(files):
+            raise ValueError(f"segment {name} says batch {body['batch']} with {body['numFiles']} files, holds {len(files)}")
+    except (ValueError, TypeError, KeyError, AttributeError, zlib.error) as exc:
+        raise CorruptLogError(f"{snapshot.root}: domain {name} is not an ingest record segment: {exc}") from None
+    return files
 
 
 def plan(record: IngestRecord, candidates: Sequence[SourceFile]) -> tuple[list[SourceFile], list[SourceFile]]:
