@@ -1,7 +1,9 @@
 """Shredded Parquet: write throughput, full-read throughput, and one-path projection I/O.
 
-Run ``python bench/shredding.py [--rows N]`` (default 1,000,000 events of ~20 fields, nested
-objects and arrays of objects, from a fixed seed). In one run it measures:
+Run ``python bench/shredding.py [--rows N] [--workload clicks|jetstream]`` (default 1,000,000
+click events of ~20 fields, nested objects and arrays of objects, from a fixed seed; or the
+Jetstream-shaped events of ``bench/workloads/events.py``, whose records are mostly partially
+shredded). In one run it measures:
 
 * inference on a 100k-row sample, then shred+write of the whole table with that schema,
   against writing the same table unshredded (the baseline);
@@ -11,10 +13,12 @@ objects and arrays of objects, from a fixed seed). In one run it measures:
   full read of the Variant column, counted at the file object. Target: <= 10% of bytes;
 * ``Table.append`` into a table with shredding on (schema inference from the first
   10,000 rows, shredding, Parquet, commit) and ``Table.scan().to_arrow()`` of that table
-  (every Variant reassembled), on the column-at-a-time path (``shred.columnar``) against
-  the row-by-row path it replaced (``shred.shred_rows``, the row-by-row ``infer.collect``,
-  and for the read the per-chunk rebuild that concatenated its batches), in the same run:
-  one untimed warm-up each, then ``--repeat`` interleaved runs; medians, with the load
+  (every Variant reassembled), on the current paths (``shred.columnar`` for the append,
+  the byte-parts rebuild ``shred.unshred_parts`` for the read) against the ones they
+  replaced (``shred.shred_rows`` and the row-by-row ``infer.collect``; for the read the
+  level-array rebuild ``shred.unshred_reference`` and, before it, the per-chunk rebuild
+  that concatenated its batches), in the same run: one untimed warm-up each, then
+  ``--repeat`` interleaved runs; medians of wall and of process CPU time, with the load
   average (the machine is shared). Targets: append >= 100k rows/s, read >= 500k rows/s.
 """
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import os
 import random
@@ -124,6 +129,19 @@ class _Events:
         return Variant(self.meta[referrer], enc.encode_object(fields))
 
 
+def jetstream_events(n: int) -> list[Variant]:
+    """``n`` Jetstream-shaped events (``workloads.events``, one part), parsed from their JSON.
+
+    Their ``commit.record`` differs by collection, so an inferred schema leaves most rows
+    a residual object next to the shredded fields (partially shredded objects)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from workloads.events import _part_lines
+
+    from varlake.variant.json_parse import parse_json_parts
+
+    return [Variant(*parse_json_parts(line)) for line in _part_lines(2026, 0, 1, n)]
+
+
 def variant_column(variants: list[Variant]) -> pa.StructArray:
     return pa.StructArray.from_arrays(
         [pa.array([v.metadata for v in variants], pa.binary()), pa.array([v.value for v in variants], pa.binary())],
@@ -204,62 +222,96 @@ def _rewrite_per_chunk(column: Any, paths: Any, *, source: str = "<data>", name:
 
 @contextlib.contextmanager
 def row_by_row() -> Iterator[None]:
-    """The previous paths: shredding and inference row by row, the read per chunk."""
-    saved = (shred_module.shred_columnar, infer.collect_columnar, parquet_read.unshred_nested)
+    """The paths before last session's: shredding and inference row by row, the read per
+    chunk with the level-array rebuild."""
+    saved = (shred_module.shred_columnar, infer.collect_columnar, parquet_read.unshred_nested, nested.unshred_variant)
     shred_module.shred_columnar = _refuse  # type: ignore[assignment]
     infer.collect_columnar = _refuse  # type: ignore[assignment]
     parquet_read.unshred_nested = _rewrite_per_chunk  # type: ignore[assignment]
+    nested.unshred_variant = functools.partial(saved[3], reference=True)  # type: ignore[assignment]
+    skip = parquet_read._without_null_values
+    parquet_read._without_null_values = lambda *a: None  # type: ignore[assignment]
     try:
         yield
     finally:
-        shred_module.shred_columnar, infer.collect_columnar, parquet_read.unshred_nested = saved
+        shred_module.shred_columnar, infer.collect_columnar, parquet_read.unshred_nested, nested.unshred_variant = saved
+        parquet_read._without_null_values = skip  # type: ignore[assignment]
+
+
+def _read_reference(t: Table) -> pa.Table:
+    """``Table.scan().to_arrow()`` as it was before the byte-parts path: every Variant
+    rebuilt by the reference path (``unshred_variant(..., reference=True)``) and every
+    leaf read, all-null residual columns included."""
+    saved = nested.unshred_variant, parquet_read._without_null_values
+    nested.unshred_variant = functools.partial(saved[0], reference=True)  # type: ignore[assignment]
+    parquet_read._without_null_values = lambda *a: None  # type: ignore[assignment]  # read every leaf, as before
+    try:
+        return t.scan().to_arrow()
+    finally:
+        nested.unshred_variant, parquet_read._without_null_values = saved  # type: ignore[assignment]
 
 
 def table_paths(data: pa.Table, repeat: int, tmp: str) -> None:
-    """``Table.append`` and ``Table.scan().to_arrow()`` with shredding, new path against old."""
+    """``Table.append`` and ``Table.scan().to_arrow()`` with shredding: the current paths
+    against the previous ones, interleaved in one run."""
     n = data.num_rows
     props = {"delta.enableVariantShredding": "true"}
-    times: dict[str, list[float]] = {"append new": [], "append old": [], "read new": [], "read old": []}
-    cpu: dict[str, list[float]] = {k: [] for k in times}
+    labels = ("append new", "append old", "read new", "read previous", "read old")
+    times: dict[str, list[float]] = {k: [] for k in labels}
+    cpu: dict[str, list[float]] = {k: [] for k in labels}
     loads = [os.getloadavg()[0]]
     check: dict[str, pa.Table] = {}
-    for run in range(repeat + 1):  # run 0 is the warm-up
+
+    def clock(key: str, run: int, fn: Callable[[], T]) -> T:
+        start, start_cpu = time.perf_counter(), time.process_time()
+        out = fn()
+        if run:  # run 0 is the warm-up
+            times[key].append(time.perf_counter() - start)
+            cpu[key].append(time.process_time() - start_cpu)
+        return out
+
+    for run in range(repeat + 1):
         for label, ctx in (("new", contextlib.nullcontext()), ("old", row_by_row())):
             with ctx:
                 t = Table.create(f"{tmp}/t_{label}_{run}", "id bigint, v variant", properties=props)
-                start, start_cpu = time.perf_counter(), time.process_time()
-                t.append(data)
-                appended, appended_cpu = time.perf_counter() - start, time.process_time() - start_cpu
-                start, start_cpu = time.perf_counter(), time.process_time()
-                back = t.scan().to_arrow()
-                read, read_cpu = time.perf_counter() - start, time.process_time() - start_cpu
+                clock(f"append {label}", run, lambda: t.append(data))
+                back = clock(f"read {label}", run, lambda: t.scan().to_arrow())
             assert back.num_rows == n
+            if label == "new":
+                previous = clock("read previous", run, lambda: _read_reference(t))
+                assert previous.num_rows == n
+                if run == 0:
+                    check["previous"] = previous
             if run == 0:
                 check[label] = back
-            else:
-                times[f"append {label}"].append(appended)
-                times[f"read {label}"].append(read)
-                cpu[f"append {label}"].append(appended_cpu)
-                cpu[f"read {label}"].append(read_cpu)
             loads.append(os.getloadavg()[0])
-    new, old = check["new"].sort_by("id"), check["old"].sort_by("id")
-    for i in (0, n // 2, n - 1):
-        a, b = new.column("v")[i], old.column("v")[i]
-        a = a.value if hasattr(a, "value") and not isinstance(a, pa.StructScalar) else a
-        b = b.value if hasattr(b, "value") and not isinstance(b, pa.StructScalar) else b
-        assert Variant(a["metadata"].as_py(), a["value"].as_py()) == Variant(b["metadata"].as_py(), b["value"].as_py())
+    new = check["new"].sort_by("id")
+    step = max(1, n // 2000)
+    for other in ("old", "previous"):
+        ref = check[other].sort_by("id")
+        for i in range(0, n, step):
+            a, b = new.column("v")[i], ref.column("v")[i]
+            a = a.value if hasattr(a, "value") and not isinstance(a, pa.StructScalar) else a
+            b = b.value if hasattr(b, "value") and not isinstance(b, pa.StructScalar) else b
+            got = Variant(a["metadata"].as_py(), a["value"].as_py())
+            assert got == Variant(b["metadata"].as_py(), b["value"].as_py()), (other, i)
+            got.validate()
     print(f"\n== Table.append / Table.scan().to_arrow() with shredding, {n:,} rows, median of {repeat} interleaved runs ==")
     print(f"load average (1 min) during the runs: min {min(loads):.1f}, median {statistics.median(loads):.1f}, max {max(loads):.1f} on {os.cpu_count()} cores")
-    for what, target in (("append", 100_000), ("read", 500_000)):
-        med_new = statistics.median(times[f"{what} new"])
-        med_old = statistics.median(times[f"{what} old"])
-        spread = max(times[f"{what} new"]) / min(times[f"{what} new"])
-        cpu_new = statistics.median(cpu[f"{what} new"])
-        cpu_old = statistics.median(cpu[f"{what} old"])
-        print(f"{what:6s} column-at-a-time: {n / med_new:10,.0f} rows/s   row-by-row: {n / med_old:10,.0f} rows/s   "
-              f"speed-up {med_old / med_new:4.1f}x   (target {target:,} rows/s; max/min of the new runs {spread:.2f})")
-        print(f"{'':6s} per CPU second:   {n / cpu_new:10,.0f} rows/s   row-by-row: {n / cpu_old:10,.0f} rows/s   "
-              f"speed-up {cpu_old / cpu_new:4.1f}x   (process CPU time: what the run costs without the other load)")
+    print("rows per second of wall time and of process CPU time (CPU time: what the run costs without the other load)")
+    rows = (
+        ("append", "append new", "column-at-a-time (shred.columnar)", 100_000),
+        ("", "append old", "row by row (shred.shred_rows)", None),
+        ("read", "read new", "byte parts (shred.unshred_parts)", 500_000),
+        ("", "read previous", "level arrays (shred.unshred_reference)", None),
+        ("", "read old", "per-chunk rebuild, concatenated", None),
+    )
+    for what, key, name, target in rows:
+        wall, proc = statistics.median(times[key]), statistics.median(cpu[key])
+        base = "append new" if key.startswith("append") else "read new"
+        ratio = "" if key == base else f"   new is {statistics.median(cpu[key]) / statistics.median(cpu[base]):.2f}x faster by CPU, {wall / statistics.median(times[base]):.2f}x by wall"
+        goal = f"   (target {target:,} rows/s)" if target else ""
+        print(f"{what:6s} {name:42s} wall {n / wall:10,.0f} rows/s   CPU {n / proc:10,.0f} rows/s{goal}{ratio}")
 
 
 def main() -> None:
@@ -269,11 +321,16 @@ def main() -> None:
     ap.add_argument("--table-rows", type=int, default=200_000, help="rows appended in the Table section (0: skip it)")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs of each path in the Table section")
     ap.add_argument("--only-table", action="store_true", help="run only the Table section")
+    ap.add_argument("--workload", choices=("clicks", "jetstream"), default="clicks",
+                    help="clicks: this file's click events (default); jetstream: bench/workloads/events.py's firehose events")
     args = ap.parse_args()
     n = args.rows
 
-    gen = _Events(2026)
-    variants, t_gen = timed(lambda: [gen.event(i) for i in range(n)])
+    if args.workload == "jetstream":
+        variants, t_gen = timed(lambda: jetstream_events(n))
+    else:
+        gen = _Events(2026)
+        variants, t_gen = timed(lambda: [gen.event(i) for i in range(n)])
     column = variant_column(variants)
     table = pa.table({"id": pa.array(range(n), pa.int64()), "v": column})
     variant_mb = (column.field("metadata").nbytes + column.field("value").nbytes) / 1e6

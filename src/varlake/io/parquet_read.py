@@ -350,6 +350,30 @@ def _all_null(rg: pq.RowGroupMetaData, leaf: ParquetNode) -> bool:
     return bool(stats is not None and stats.has_null_count and stats.null_count == chunk.num_values)
 
 
+def _without_null_values(pf: pq.ParquetFile, root: ParquetNode, selected: list[str], variants: list[ArrowPath]) -> list[str] | None:
+    """Leaf paths for ``selected`` without the ``value`` leaves (next to a ``typed_value``) of
+    top-level Variant columns that statistics prove null in every row group: a perfectly
+    shredded file's residuals, which cost decoding and read as absent anyway. None: no change."""
+    md = pf.metadata
+    tops = {vp[0] for vp in variants if len(vp) == 1}
+    out: list[str] = []
+    skipped = False
+    for name in selected:
+        node = root.child(name)
+        leaves = list(node.leaves()) if node is not None and name in tops and md.num_row_groups else []
+        if not leaves or any("." in part for leaf in leaves for part in leaf.path):
+            out.append(name)
+            continue
+        for leaf in leaves:
+            parent = _parquet_node_at(root, leaf.path[:-1])
+            if (leaf.name == "value" and parent is not None and parent.child("typed_value") is not None
+                    and all(_all_null(md.row_group(i), leaf) for i in range(md.num_row_groups))):
+                skipped = True
+            else:
+                out.append(".".join(leaf.path))
+    return out if skipped else None
+
+
 def _value_leaf(node: ParquetNode) -> ParquetNode | None:
     v = node.child("value")
     return v if v is not None and not v.is_group else None
@@ -469,7 +493,8 @@ def read_parquet(
 
     if not requests:
         try:
-            table = without_variant_extension(pf.read(columns=selected, use_threads=True))
+            read_as = _without_null_values(pf, root, selected, variants) or selected
+            table = without_variant_extension(pf.read(columns=read_as, use_threads=True))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
             raise ParquetFooterError(f"{where}: cannot read ({exc})") from exc
         out = _rewrite_table(table, variants, where)

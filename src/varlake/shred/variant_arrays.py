@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 
 from varlake.errors import InvalidShreddedLayoutError
 from varlake.variant import Variant
+from varlake.shred.byte_parts import Fixed, Part, Var, join_parts, var
 from varlake.shred.layout import LeafKind, PrimitiveLayout
 
 __all__ = [
@@ -35,11 +36,14 @@ __all__ = [
     "variant_array",
     "binary_lengths",
     "first_bytes",
+    "array_parts",
     "pack_arrays",
     "pack_objects",
     "primitive_bytes",
+    "primitive_parts",
     "uint_width",
     "validity",
+    "with_validity",
 ]
 
 _MAX_SHORT_STRING = 63
@@ -166,19 +170,11 @@ def _binary_array(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | Non
     )
 
 
-def _fixed_rows(header: int, payload: np.ndarray, valid: np.ndarray) -> pa.Array:
-    """Rows of ``header`` + ``payload`` (a ``(n, width)`` uint8 matrix)."""
-    n, width = payload.shape
-    out = np.empty((n, width + 1), dtype=np.uint8)
-    out[:, 0] = header
-    out[:, 1:] = payload
-    offsets = np.arange(0, (n + 1) * (width + 1), width + 1, dtype=np.int64)
-    return _binary_array(offsets, out.reshape(-1), valid)
-
-
 def _values_view(arr: pa.Array, dtype: str) -> np.ndarray:
     """The values buffer of a fixed-width array as numpy (nulls hold arbitrary values)."""
     buf = arr.buffers()[1]
+    if buf is None:  # an all-null array may have no values buffer
+        return np.zeros(len(arr), dtype=dtype)
     return np.frombuffer(buf, dtype=dtype, count=arr.offset + len(arr))[arr.offset :]
 
 
@@ -189,30 +185,6 @@ def _join(parts: list[pa.Array]) -> pa.Array:
     return pc.binary_join_element_wise(*parts, b"")
 
 
-def _length_prefixed(header_short: int | None, header_long: int, payload: pa.Array) -> pa.Array:
-    """Strings/binaries: a 1-byte short header (if allowed and it fits) or header + u32 length."""
-    payload = as_binary(payload)
-    n = len(payload)
-    lengths = binary_lengths(payload)
-    if (lengths > 0xFFFFFFFF).any():
-        raise InvalidShreddedLayoutError("string/binary value longer than 4 GiB")
-    short = lengths <= _MAX_SHORT_STRING if header_short is not None else np.zeros(n, dtype=bool)
-    if short.all():  # the common case: one header byte per row
-        data = ((lengths << 2) | header_short).astype(np.uint8)
-        return _join([_binary_array(np.arange(n + 1, dtype=np.int64), data), payload])
-    sizes = np.where(short, 1, 5)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    data = np.zeros(int(offsets[-1]), dtype=np.uint8)
-    starts = offsets[:-1]
-    if header_short is not None:
-        data[starts[short]] = (lengths[short] << 2) | header_short
-    long_rows = ~short
-    data[starts[long_rows]] = header_long
-    _put_uint(data, starts[long_rows] + 1, lengths[long_rows], 4)
-    return _join([_binary_array(offsets, data), payload])
-
-
 # --- primitives -----------------------------------------------------------------------------
 
 
@@ -220,47 +192,103 @@ def primitive_bytes(arr: pa.Array, leaf: PrimitiveLayout, where: str = "") -> pa
     """Variant value bytes for every slot of a shredded primitive column (null stays null)."""
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
+    out = join_parts(primitive_parts(arr, leaf, where), len(arr))
+    if arr.null_count and out.null_count != arr.null_count:
+        out = with_validity(out, validity(arr))
+    return out
+
+
+def with_validity(arr: pa.Array, valid: np.ndarray) -> pa.Array:
+    """A binary array's bytes with ``valid`` as its validity (null where False)."""
+    if valid.all():
+        return arr
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    if arr.offset:
+        arr = pa.concat_arrays([arr])  # rebased to offset 0 so the bitmap lines up
+    return pa.Array.from_buffers(pa.binary(), len(arr), [bitmap, *arr.buffers()[1:]], int((~valid).sum()))
+
+
+def _words(raw: np.ndarray, width: int) -> list[tuple[np.ndarray, int]]:
+    """``Fixed`` pieces holding the first ``width`` bytes (4, 8 or 16) of each row of the
+    C-contiguous ``(n, k)`` uint8 matrix ``raw`` (k >= width): strided views, no copy."""
+    step = 8 if width >= 8 else 4
+    words = np.ascontiguousarray(raw).view(f"<u{step}")
+    return [(words[:, j], step) for j in range(width // step)]
+
+
+def _length_prefixed_parts(header_short: int | None, header_long: int, payload: pa.Array) -> list[Part]:
+    """Strings/binaries: a 1-byte short header (if allowed and it fits) or header + u32
+    length, then the payload (null where the column is null)."""
+    payload = as_binary(payload)
+    n = len(payload)
+    body = var(payload)
+    lengths = body.lengths
+    if n and int(lengths.max()) > 0xFFFFFFFF:
+        raise InvalidShreddedLayoutError("string/binary value longer than 4 GiB")
+    if header_short is None:
+        return [Fixed(n, [(header_long, 1), (lengths, 4)]), body]
+    short = lengths <= _MAX_SHORT_STRING
+    if short.all():  # the common case: one header byte per row
+        return [Fixed(n, [((lengths << 2) | header_short, 1)]), body]
+    sizes = np.where(short, 1, 5)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    data = np.zeros(int(offsets[-1]), dtype=np.uint8)
+    starts = offsets[:-1]
+    data[starts[short]] = (lengths[short] << 2) | header_short
+    long_rows = ~short
+    data[starts[long_rows]] = header_long
+    _put_uint(data, starts[long_rows] + 1, lengths[long_rows], 4)
+    return [Var(_binary_array(offsets, data), sizes), body]
+
+
+def primitive_parts(arr: pa.Array, leaf: PrimitiveLayout, where: str = "") -> list[Part]:
+    """``primitive_bytes`` as byte parts (``shred.byte_parts``): one matrix for fixed-width
+    kinds (views of the values, no copy), a header and the payload for strings and
+    binaries. Where ``arr`` is null the fixed bytes are arbitrary and the payload is null."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
     kind = leaf.kind
     n = len(arr)
-    valid = validity(arr)
+    if n and arr.null_count == n:  # absent everywhere: no bytes are used (buffers may be missing)
+        return [Fixed(n, [(0, 1)])]
     if kind in _FIXED:
         header, width, dtype = _FIXED[kind]
         values = _values_view(arr, dtype)
         if kind == LeafKind.TIME:
-            bad = valid & ((values < 0) | (values >= _TIME_LIMIT))
+            bad = validity(arr) & ((values < 0) | (values >= _TIME_LIMIT))
             if bad.any():
                 raise InvalidShreddedLayoutError(f"{where}: time of day {int(values[bad][0])} us is out of range")
-        payload = values.astype(dtype, copy=False).view(np.uint8).reshape(n, width)
-        return _fixed_rows(header, payload, valid)
+        return [Fixed(n, [(header, 1), (values.view(f"<u{width}"), width)])]
     if kind == LeafKind.BOOLEAN:
         bits = np.unpackbits(np.frombuffer(arr.buffers()[1], dtype=np.uint8), bitorder="little")[arr.offset : arr.offset + n]
-        hdr = np.where(bits.astype(bool), 0x04, 0x08).astype(np.uint8)
-        return _binary_array(np.arange(n + 1, dtype=np.int64), hdr, valid)
+        return [Fixed(n, [(np.where(bits.astype(bool), 0x04, 0x08).astype(np.uint8), 1)])]
     if kind in _DECIMAL_WIDTH:
         header, width = _DECIMAL_WIDTH[kind]
         src_width = arr.type.byte_width
         raw = np.frombuffer(arr.buffers()[1], dtype=np.uint8, count=(arr.offset + n) * src_width)
         raw = raw.reshape(-1, src_width)[arr.offset :]
-        if src_width > width:
-            sign = np.where(raw[:, width - 1] >= 0x80, 0xFF, 0x00).astype(np.uint8)
-            overflow = valid & (raw[:, width:] != sign[:, None]).any(axis=1)
-            if overflow.any():
+        if src_width > width:  # the unscaled value must fit the narrower width
+            words = np.ascontiguousarray(raw).view("<i8")
+            low = words[:, 0]
+            fits = words[:, 1] == (low >> 63) if src_width == 16 else np.ones(n, dtype=bool)
+            if width == 4:
+                fits &= (low >= -(2**31)) & (low < 2**31)
+            overflow = ~fits
+            if overflow.any() and (overflow := overflow & validity(arr)).any():
                 row = int(np.flatnonzero(overflow)[0])
                 raise InvalidShreddedLayoutError(
                     f"{where}: decimal value {arr[row].as_py()} exceeds the column's precision {arr.type.precision}"
                 )
-        payload = np.empty((n, width + 1), dtype=np.uint8)
-        payload[:, 0] = leaf.scale
-        payload[:, 1:] = raw[:, :width]
-        return _fixed_rows(header, payload, valid)
+        return [Fixed(n, [(header, 1), (leaf.scale, 1), *_words(raw, width)])]
     if kind == LeafKind.UUID:
         storage = arr.storage if isinstance(arr.type, pa.BaseExtensionType) else arr
         raw = np.frombuffer(storage.buffers()[1], dtype=np.uint8, count=(storage.offset + n) * 16)
-        return _fixed_rows(0x50, raw.reshape(-1, 16)[storage.offset :], valid)
+        return [Fixed(n, [(0x50, 1), *_words(raw.reshape(-1, 16)[storage.offset :], 16)])]
     if kind == LeafKind.STRING:
-        return _length_prefixed(0x01, 0x40, arr)
+        return _length_prefixed_parts(0x01, 0x40, arr)
     if kind == LeafKind.BINARY:
-        return _length_prefixed(None, 0x3C, arr)
+        return _length_prefixed_parts(None, 0x3C, arr)
     raise InvalidShreddedLayoutError(f"{where}: no encoder for {kind}")  # pragma: no cover - enum is closed
 
 
@@ -287,6 +315,12 @@ def pack_arrays(counts: np.ndarray, elements: pa.Array) -> pa.Array:
 
     ``elements`` is a non-null binary array of already-encoded values in row order.
     """
+    return join_parts(array_parts(counts, elements), len(counts))
+
+
+def array_parts(counts: np.ndarray, elements: pa.Array) -> list[Part]:
+    """``pack_arrays`` as two byte parts (``shred.byte_parts``): the headers, then each
+    row's elements (a zero-copy view of ``elements``' bytes)."""
     elements = as_binary(elements)
     n = len(counts)
     counts = counts.astype(np.int64, copy=False)
@@ -315,7 +349,7 @@ def pack_arrays(counts: np.ndarray, elements: pa.Array) -> pa.Array:
     elem_osz = _take(osz, row_of)
     _put_uint(buf, offs_start[row_of] + index_in_row * elem_osz, rel, elem_osz)
     _put_uint(buf, offs_start + counts * osz, data_size, osz)
-    return _join([_binary_array(hoff, buf), _row_data(elements, bounds)])
+    return [Var(_binary_array(hoff, buf), np.asarray(hlen, dtype=np.int64)), var(_row_data(elements, bounds))]
 
 
 def _fixed_width(enc: pa.Array, lengths: np.ndarray) -> int | None:
