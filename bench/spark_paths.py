@@ -30,6 +30,15 @@ Storages: ``varlake`` (``varlake.spark.sql`` on the table), ``plain`` (the colum
 confs, i.e. ``spark.sql.variant.pushVariantIntoScan=true``) and ``native-nopush`` (the
 same with that conf off). Targets: varlake time <= 1.3x and bytes <= 1.5x plain, and
 >= 3x faster than native; Q3 skips >= 90% of files and skips row groups in the rest.
+
+``--events N`` runs the events workload instead (``bench/workloads/events.py``, N events,
+a varlake table and relational Parquet under ``--dir``, reused when there): each of its
+five queries through ``varlake.spark.sql``, through the plan shape it had before issue 16
+(``varlake [flag form]``), and over the same shredded leaves read by hand with a struct
+schema (``hand-nested``: SQL on the nested fields; ``hand-flat``: the leaves selected as
+top-level columns before the view), each under the reader options of ``--options``
+(``READ_OPTIONS``: the nested vectorized reader off, nested schema pruning off, a larger
+batch); wall and executor CPU time with ratios to relational, from one interleaved run.
 """
 
 from __future__ import annotations
@@ -141,12 +150,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the generated tables")
     parser.add_argument("--no-ingest", action="store_true", help="skip the ingest comparison (bench/spark_ingest.py)")
     parser.add_argument("--ingest-runs", type=int, default=3)
+    parser.add_argument("--events", type=int, default=0, help="run the events workload at this many events instead (plan shape, read options)")
+    parser.add_argument("--options", default="default,nested-vectorized-off", help=f"events: reader options to measure, of {sorted(READ_OPTIONS)}")
     args = parser.parse_args(argv)
 
     root = args.dir or Path(tempfile.mkdtemp(prefix="varlake-spark-paths-"))
     root.mkdir(parents=True, exist_ok=True)
     spark = bench_session()
     rng = random.Random(5)
+    if args.events:
+        try:
+            table, relational_dir = events_tables(spark, root, args.events)
+            failures = events_profile(spark, table, relational_dir, args.runs, args.options.split(","))
+            print("\nall forms agree" if not failures else "\n" + "\n".join(failures))
+            return 1 if failures else 0
+        finally:
+            spark.stop()
+            if not args.keep and args.dir is None:
+                shutil.rmtree(root, ignore_errors=True)
     try:
         table, plain_dir = generate(spark, root, args.rows, args.files, args.row_group_mb << 20)
         args.rows = sum(t.num_records or 0 for t in table.scan().plan().tasks)
@@ -189,6 +210,186 @@ def main(argv: list[str] | None = None) -> int:
         spark.stop()
         if not args.keep and args.dir is None:
             shutil.rmtree(root, ignore_errors=True)
+
+
+# --- the events workload: varlake's plan shape against relational and hand-written reads -------------------
+
+EVENT_LEAVES = {"kind": "string", "did": "string", "time_us": "long", "commit.collection": "string", "commit.operation": "string"}
+#: reader confs measured as options (each applied to the session the reads are built in)
+READ_OPTIONS: dict[str, dict[str, str]] = {
+    "default": {},
+    "nested-vectorized-off": {"spark.sql.parquet.enableNestedColumnVectorizedReader": "false"},
+    "nested-pruning-off": {"spark.sql.optimizer.nestedSchemaPruning.enabled": "false"},
+    "batch-16k": {"spark.sql.parquet.columnarReaderBatchSize": "16384"},
+}
+
+
+def events_tables(spark: Any, root: Path, events: int) -> tuple[Table, str]:
+    """The events workload (``bench/workloads/events.py``) as a varlake table (``vs.write``,
+    shredding ``auto``) and as relational Parquet, one data file per generated part, under
+    ``root`` (reused when there)."""
+    from workloads.events import generate_events, relational
+
+    if not (root / "varlake" / "_delta_log").is_dir() or not (root / "relational" / "_SUCCESS").is_file():
+        source = generate_events(root / "json", events)
+        paths = [str(p) for p in source.paths]
+        split = str(max(p.stat().st_size for p in source.paths) + 1)
+        spark.conf.set("spark.sql.files.maxPartitionBytes", split)
+        spark.conf.set("spark.sql.files.openCostInBytes", split)
+        relational(spark, paths).write.mode("overwrite").parquet(str(root / "relational"))
+        lines = spark.read.text(paths).selectExpr("parse_json(value) AS v")
+        vs.write(lines, str(root / "varlake"), mode="overwrite", shredding="auto")
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        spark.conf.unset("spark.sql.files.openCostInBytes")
+    return Table(root / "varlake"), str(root / "relational")
+
+
+def _leaf_ref(path: str) -> str:
+    return "v" + "".join(f".typed_value.`{p}`" for p in path.split(".")) + ".typed_value"
+
+
+def _hand_schema() -> Any:
+    """The struct schema of just the five leaves the events queries read (by hand)."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    def leaf(t: Any) -> Any:
+        return StructType([StructField("typed_value", t)])
+
+    def level(fields: dict[str, Any]) -> Any:
+        return StructType([StructField("typed_value", StructType([StructField(k, v) for k, v in fields.items()]))])
+
+    commit = level({"collection": leaf(StringType()), "operation": leaf(StringType())})
+    return StructType([StructField("v", level({"kind": leaf(StringType()), "did": leaf(StringType()), "time_us": leaf(LongType()), "commit": commit}))])
+
+
+def _hand_sql(query: str, flat: bool) -> str:
+    """The Variant-dialect query over the hand-written read: each ``v:p::t`` its leaf."""
+    import re
+
+    return re.sub(r"v:([\w.]+)::\w+", lambda m: f"`{m.group(1).replace('.', '_')}`" if flat else _leaf_ref(m.group(1)), query)
+
+
+def _cpu_measure(spark: Any, run: Callable[[], Any]) -> tuple[float, float, Any]:
+    """Wall seconds, executor CPU seconds (task metrics of the stages ``run`` started) and the result."""
+    from common import _drain, _stages
+
+    _drain(spark)
+    before = max((s.stageId() for s in _stages(spark)), default=-1)
+    started = time.perf_counter()
+    result = run()
+    seconds = time.perf_counter() - started
+    _drain(spark)
+    cpu = sum(s.executorCpuTime() for s in _stages(spark) if s.stageId() > before) / 1e9
+    return seconds, cpu, result
+
+
+def events_forms(spark: Any, table: Table, relational_dir: str, options: list[str]) -> dict[str, Callable[[Any], Any]]:
+    """Each way of answering an events query (``query -> DataFrame``): ``relational``;
+    ``varlake`` (``vs.sql``) under each reader option; the same leaves read by hand with a
+    struct schema (``hand-nested``: SQL over the nested fields, as varlake's view does;
+    ``hand-flat``: the leaves selected as top-level columns in the read DataFrame before
+    the view)."""
+    from varlake.spark.reader import clone_session
+
+    spark.read.parquet(relational_dir).createOrReplaceTempView("events_relational")
+    files = [table.open_file(t.relative_path) for t in table.scan().plan().tasks]
+    forms: dict[str, Callable[[Any], Any]] = {"relational": lambda q: spark.sql(q.render_relational("events_relational"))}
+    for option in options:
+        confs = READ_OPTIONS[option]
+        session = clone_session(spark)
+        for k, v in confs.items():
+            session.conf.set(k, v)
+        hand = session.read.schema(_hand_schema()).parquet(*files)
+        hand.createOrReplaceGlobalTempView(f"hand_nested_{option.replace('-', '_')}")
+        hand.selectExpr(*[f"{_leaf_ref(p)} AS `{p.replace('.', '_')}`" for p in EVENT_LEAVES]).createOrReplaceGlobalTempView(
+            f"hand_flat_{option.replace('-', '_')}"
+        )
+
+        def varlake(q: Any, confs: dict[str, str] = confs) -> Any:
+            for k, v in confs.items():
+                spark.conf.set(k, v)
+            try:
+                return vs.sql(spark, q.variant, e=table)
+            finally:
+                for k in confs:
+                    spark.conf.unset(k)
+
+        suffix = "" if option == "default" else f" [{option}]"
+        forms[f"varlake{suffix}"] = varlake
+        if option == "default":
+            forms["varlake [flag form]"] = lambda q, run=varlake: _flag_form(lambda: run(q))
+        forms[f"hand-nested{suffix}"] = lambda q, o=option: session_sql(spark, _hand_sql(q.variant, False).replace("{e}", f"global_temp.hand_nested_{o.replace('-', '_')}"))
+        forms[f"hand-flat{suffix}"] = lambda q, o=option: session_sql(spark, _hand_sql(q.variant, True).replace("{e}", f"global_temp.hand_flat_{o.replace('-', '_')}"))
+    return forms
+
+
+def _flag_form(make: Callable[[], Any]) -> Any:
+    """``make()`` with the plan shape before issue 16: every use through ``IF(__vl_shredded,
+    leaf, <Variant expression>)`` and a flag column, even when only shredded groups read."""
+    from varlake.spark import reader
+
+    real = reader.all_shredded
+    reader.all_shredded = lambda plan: False  # type: ignore[assignment]
+    try:
+        return make()
+    finally:
+        reader.all_shredded = real  # type: ignore[assignment]
+
+
+def session_sql(spark: Any, text: str) -> Any:
+    return spark.sql(text)
+
+
+class _EventsQuery:
+    def __init__(self, query: Any) -> None:
+        from workloads.spec import Dialect
+
+        self.name = query.name
+        self.variant = query.render(Dialect.VARIANT, "{e}")
+        self._relational = query
+        self._dialect = Dialect.RELATIONAL
+
+    def render_relational(self, table: str) -> str:
+        return self._relational.render(self._dialect, table)
+
+
+def events_profile(spark: Any, table: Table, relational_dir: str, runs: int, options: list[str]) -> list[str]:
+    """Every events query in every form (``events_forms``): two warm-ups each, then
+    ``runs`` rounds with the forms in a rotating order; median wall and executor CPU
+    time, and their ratios to relational's (the events queries have no literals to vary:
+    Spark keeps no result cache, so a repeated query is read again)."""
+    from workloads.events import QUERIES
+
+    forms = events_forms(spark, table, relational_dir, options)
+    failures: list[str] = []
+    rows = sum(t.num_records or 0 for t in table.scan().plan().tasks)
+    print(f"\nevents: {rows:,} events; median of {runs} rounds after 2 warm-ups, forms interleaved; wall (CPU) and ratio to relational")
+    totals: dict[str, list[float]] = {name: [0.0, 0.0] for name in forms}
+    for query in map(_EventsQuery, QUERIES):
+        for name, form in forms.items():
+            for _ in range(2):
+                form(query).collect()
+        timed: dict[str, list[tuple[float, float, Any]]] = {name: [] for name in forms}
+        names = list(forms)
+        for round_ in range(runs):
+            for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+                timed[name].append(_cpu_measure(spark, lambda: forms[name](query).collect()))
+            print(f"  round {round_ + 1} done", flush=True)
+        answers = {name: sorted(map(tuple, runs_[-1][2]), key=repr) for name, runs_ in timed.items()}
+        same = len({repr(a) for a in answers.values()}) == 1
+        if not same:
+            failures.append(f"events {query.name}: forms disagree")
+        wall = {n: median([r[0] for r in rs]) for n, rs in timed.items()}
+        cpu = {n: median([r[1] for r in rs]) for n, rs in timed.items()}
+        print(f"{query.name}" + ("" if same else "  ANSWERS DIFFER"))
+        for name in forms:
+            totals[name][0] += wall[name]
+            totals[name][1] += cpu[name]
+            print(f"  {name:<38} {wall[name]:>7.3f}s ({cpu[name]:>6.2f}s CPU)  {wall[name] / wall['relational']:>5.2f}x ({cpu[name] / cpu['relational']:.2f}x CPU)")
+    print("total")
+    for name, (w, c) in totals.items():
+        print(f"  {name:<38} {w:>7.3f}s ({c:>6.2f}s CPU)  {w / totals['relational'][0]:>5.2f}x ({c / totals['relational'][1]:.2f}x CPU)")
+    return failures
 
 
 def skipping(spark: Any, table: Table, rows: int, runs: int, rng: random.Random) -> list[str]:

@@ -3,8 +3,9 @@
 Per table: the snapshot version, the filter used for skipping, which files were skipped
 by partition values and by statistics (``varlake.read.plan_scan``), which were put back
 because a cast in the filter could raise on them (and which casts), which file groups take the struct-pruned path (with the leaf
-type of every used Variant path) and which are read as Variant, and why a table is read
-whole; then the SQL that Spark runs.
+type of every used Variant path) and which are read as Variant (when none is, the query
+reads the leaves as plain columns), and why a table is read whole; then the SQL that
+Spark runs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from varlake.errors import TableError
 from varlake.read import PutBack
 from varlake.spark.planner import FileGroup, TablePlan
-from varlake.spark.reader import PreparedQuery, TableSource, prepare, read_query
+from varlake.spark.reader import PreparedQuery, TableSource, all_shredded, prepare, read_query
 from varlake.spark.session import is_classic
 
 __all__ = ["Explanation", "executed_scans", "explain"]
@@ -103,6 +104,8 @@ def _table_lines(name: str, plan: TablePlan, prepared: PreparedQuery) -> list[st
         )
     lines.append(f"  file groups: {len(plan.groups)}")
     lines += [_group_line(g) for g in plan.groups]
+    if plan.uses and all_shredded(plan):
+        lines.append("  every file read serves the paths from leaves: the query reads them as plain columns (no fallback)")
     return lines
 
 

@@ -14,7 +14,10 @@ table the planner
 3. groups the files: a file in which every used path is perfectly shredded with a leaf
    that converts to the asked type without loss or failure (``leaf_serves``; or, for a
    wider integer or decimal leaf, when the footer's min and max prove every value fits
-   the narrower type) is read as
+   the narrower type), or with a string leaf, whose cast to any atomic type is evaluated
+   on the leaf with Spark's Variant-cast rules and errors (``leaf_casts``: an erroring use
+   such a cast can fail also reads a *failure column*, ``failure_of``, so that the error
+   is raised at the query's site, where Spark would raise it), is read as
    plain Parquet structs of just those leaves ("shredded" group, one per distinct set of
    leaf types); every other file is read as Variant ("variant" group).
 
@@ -55,6 +58,7 @@ from varlake.expr.types import decimal_params, is_integral
 from varlake.read import PutBack, ScanPlan, ScanTask, bind_filter, plan_scan
 from varlake.read.layout import FileLayout, file_layout, leaf_type_name, unique_field
 from varlake.shred.layout import ArrayLayout, ObjectLayout, PrimitiveLayout, ValueLayout
+from varlake.spark.leaf_casts import may_fail, string_leaf_serves
 from varlake.table import Table
 from varlake.semantics.types import DELTA_NAMES, SparkType, quote_identifier
 from varlake.variant.cast import parse_type
@@ -68,6 +72,7 @@ __all__ = [
     "file_column",
     "is_nested",
     "leaf_serves",
+    "failure_of",
     "nested_target",
     "plan_table",
     "serving",
@@ -98,6 +103,10 @@ class PathUse:
     column: tuple[str, ...]
     segments: tuple[Segment, ...]
     target: str
+    #: a ``try_`` form (``try_cast``, ``try_variant_get``): NULL where the cast fails, not an error
+    safe: bool = False
+    #: the *failure column* of the use (``failure_of``), not the use itself
+    failure: bool = False
 
     @property
     def path(self) -> str:
@@ -105,8 +114,14 @@ class PathUse:
         return VariantPath(self.segments).normalized
 
     def __str__(self) -> str:
-        what = "IS NULL" if self.target == ISNULL else f"AS {self.target}"
-        return f"{'.'.join(self.column)}:{self.path} {what}"
+        what = "IS NULL" if self.target == ISNULL else f"{'TRY ' if self.safe else ''}AS {self.target}"
+        return f"{'.'.join(self.column)}:{self.path} {what}" + (" (where it fails)" if self.failure else "")
+
+
+def failure_of(use: PathUse) -> PathUse:
+    """The use's failure column: a Variant, NULL unless the cast fails on the row
+    (``leaf_casts.failure_sql``); the query's site raises from it (``leaf_casts.raise_sql``)."""
+    return replace(use, failure=True)
 
 
 # --- struct and array targets ------------------------------------------------------------------------
@@ -205,7 +220,7 @@ def serving(layout: FileLayout, use: PathUse) -> str | None:
 def _serving(layout: FileLayout, use: PathUse) -> str | None:
     if not is_nested(use.target):
         leaf = layout.leaf_type(use.column, use.segments)
-        if leaf_serves(leaf, use.target):
+        if leaf_serves(leaf, use.target) or string_leaf_serves(leaf, use.target):
             return leaf
         found = layout.node(use.column, use.segments) if leaf is not None else None
         return leaf if found is not None and _bounded_serves(layout, leaf, use.target, found[1]) else None
@@ -237,7 +252,11 @@ def _shape(layout: FileLayout, node: ValueLayout, parquet: str, target: DataType
         leaf = layout.primitive_leaf(node, parquet)
         if leaf is None:
             return None
-        serves = leaf_serves(leaf, target.name) or _bounded_serves(layout, leaf, target.name, parquet)
+        serves = (
+            leaf_serves(leaf, target.name)
+            or string_leaf_serves(leaf, target.name)
+            or _bounded_serves(layout, leaf, target.name, parquet)
+        )
         return PrimitiveType(leaf) if serves else None
     if node.has_value and not layout.all_null(f"{parquet}.value"):
         return None  # some values here are not shredded objects/arrays (or are JSON nulls)
@@ -446,7 +465,29 @@ def plan_table(
     scan = plan_scan(snapshot, table.log.root_location, filter, session_tz)
     used = tuple(dict.fromkeys(uses)) if not whole_variant else ()
     groups = _group(table, scan.tasks, used, scan.partition_columns, scan.column_mapping)
+    used, groups = _with_failures(used, groups)
     return TablePlan(name, table, scan, used, whole_variant, groups)
+
+
+def _with_failures(uses: tuple[PathUse, ...], groups: tuple[FileGroup, ...]) -> tuple[tuple[PathUse, ...], tuple[FileGroup, ...]]:
+    """The uses and groups with a failure column (``failure_of``) for every erroring use of a
+    primitive type that some shredded group serves with a cast that can fail (a string
+    leaf), read in every shredded group from the use's own leaf (struct and array targets
+    raise in their rebuilt value: ``leaf_casts``)."""
+    failing = [
+        use for use in uses
+        if use.target != ISNULL and not use.safe and not is_nested(use.target) and any(
+            g.kind == "shredded" and may_fail(target_type(g.leaves[use]), target_type(use.target)) for g in groups
+        )
+    ]
+    if not failing:
+        return uses, groups
+    extra = tuple((failure_of(use), use) for use in failing)
+    groups = tuple(
+        replace(g, leaf_types=g.leaf_types + tuple((f, g.leaves[use]) for f, use in extra)) if g.kind == "shredded" else g
+        for g in groups
+    )
+    return uses + tuple(f for f, _ in extra), groups
 
 
 def file_column(layout: FileLayout, column: tuple[str, ...], mapping: ColumnMapping | None) -> tuple[str, ...] | None:

@@ -15,7 +15,10 @@ groups. So each table of a query becomes a view that is the union of
   (``variant`` types): derived columns are NULL there, and the query's own expressions
   compute the values (``sql.rewrite`` routes each use through ``IF(__vl_shredded, ...)``);
 
-plus the partition columns as literals. Files with deletion vectors are read with their
+plus the partition columns as literals. When every group is shredded (``all_shredded``),
+the view has no flag column and the query names the derived columns directly: Spark
+plans a projection of the leaves over one Parquet scan (one group) or a union of such,
+as it would for plain columns. Files with deletion vectors are read with their
 deletion test as a filter right above the scan, ahead of every expression of the query
 (``deleted_rows``); column-mapped tables are read under physical names, or in ``id``
 mode by Parquet field id (``mapped_reads``), Variant paths pruned as on other tables.
@@ -25,7 +28,9 @@ global temporary views (``SharedReads``). The query itself runs in the caller's 
 naming those global views directly, so the caller's current confs, temporary views and
 functions apply and nothing is registered in it; Spark reads each relation with the
 session it was built in (the clone with the annotation conf), so the returned DataFrame
-reads correctly wherever it is used later.
+reads correctly wherever it is used later. Analyses (sqlglot's, and Spark's verdict on
+them) are made once per query text, schemas and parser confs (``Analyses``), so a repeated
+query is planned from the log and footers alone.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from varlake.semantics.types import backquote
 from varlake.spark.deleted_rows import DeletedRows, keep_sql
 from varlake.spark.types import holds_variant
 from varlake.spark.uris import local_path, spark_file_name
+from varlake.spark.leaf_casts import cast_sql, failure_sql
 from varlake.spark.planner import (
     ISNULL,
     FileGroup,
@@ -72,7 +78,8 @@ from varlake.spark.sql import (
     derived_name,
     regenerate,
     retarget,
-    rewrite,
+    SparkSQL,
+    rewritten_tree,
     substitute,
 )
 from varlake.spark.types import to_spark_schema, to_spark_type
@@ -89,6 +96,7 @@ __all__ = [
     "read_query",
     "run",
     "sql",
+    "all_shredded",
     "table_frame",
 ]
 
@@ -105,6 +113,8 @@ class PreparedQuery:
     plans: dict[str, TablePlan]
     derived: dict[str, dict[PathUse, str]]
     sql: str
+    #: the rewritten syntax tree (None when the query runs as analysed)
+    tree: Any = None
 
     @property
     def rewritten(self) -> bool:
@@ -138,12 +148,12 @@ def prepare(
     unknown = set(versions) - set(tables)
     if unknown:
         raise TableError(f"versions given for unknown tables {sorted(unknown)}")
-    verdict = Verdict(spark, substitute(query, tables))  # a text Spark cannot parse fails here, as in spark.sql
+    text = substitute(query, tables)
+    context = SharedReads._context(spark)
+    verdict = None if (text, context) in _ANALYSES else Verdict(spark, text)  # a text Spark cannot parse fails here, as in spark.sql
     resolved = {name: _as_table(name, source) for name, source in tables.items()}
     snapshots: dict[str, Snapshot] = {name: t.snapshot(versions.get(name)) for name, t in resolved.items()}
-    analysis = analyze(query, {name: s.schema for name, s in snapshots.items()})
-    if depends_on_tree(analysis) and not verdict.same_query(regenerate(analysis)):
-        analysis = as_written(analysis, "no rewrite: Spark's parser reads the query differently from sqlglot")
+    analysis = _ANALYSES.analysis(spark, query, text, context, snapshots, verdict)
     tz = session_time_zone(spark)
     plans = _plan_tables(analysis, resolved, snapshots, tz)
     derived = {
@@ -151,7 +161,74 @@ def prepare(
         for name, plan in plans.items()
         if plan.uses and any(g.kind == "shredded" for g in plan.groups)
     }
-    return PreparedQuery(query, analysis, plans, derived, rewrite(analysis, derived))
+    direct = [name for name in derived if all_shredded(plans[name])]
+    tree = rewritten_tree(analysis, derived, direct)
+    sql = analysis.text if tree is None else tree.sql(dialect=SparkSQL)
+    return PreparedQuery(query, analysis, plans, derived, sql, tree)
+
+
+class Analyses:
+    """Query analyses shared by the queries of a process (least recently used dropped
+    beyond ``capacity``).
+
+    An analysis (sqlglot's parse and walk, Spark's verdict that sqlglot's regeneration is
+    the same query) depends only on the query text, the tables' schemas and the confs
+    Spark's parser reads: so it is keyed by those (the confs as ``SharedReads._context``
+    hashes them) and made once. Analyses are never changed after they are made
+    (``sql.rewritten_tree`` rewrites a copy). A text Spark parsed once under the same confs
+    parses again, so a known text skips Spark's first parse as well.
+    """
+
+    def __init__(self, capacity: int = 256) -> None:
+        self.capacity = capacity
+        self._parsed: OrderedDict[tuple[Any, ...], None] = OrderedDict()
+        self._analyses: OrderedDict[tuple[Any, ...], QueryAnalysis] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __contains__(self, key: tuple[str, tuple[Any, ...]]) -> bool:
+        """Whether Spark parsed this text under these confs before."""
+        with self._lock:
+            return key in self._parsed
+
+    def analysis(
+        self, spark: Any, query: str, text: str, context: tuple[Any, ...], snapshots: Mapping[str, Snapshot], verdict: Verdict | None
+    ) -> QueryAnalysis:
+        """The analysis of ``query`` over tables with these snapshots' schemas; ``verdict``:
+        Spark's parse of ``text`` (None if it parsed before: made again only if needed)."""
+        schemas = {name: s.schema for name, s in snapshots.items()}
+        key = (query, tuple((name, schema.to_schema_string()) for name, schema in schemas.items()), context)
+        with self._lock:
+            self._remember(self._parsed, (text, context), None)
+            found = self._analyses.get(key)
+            if found is not None:
+                self._analyses.move_to_end(key)
+                return found
+        analysis = analyze(query, schemas)
+        if depends_on_tree(analysis) and not (verdict or Verdict(spark, text)).same_query(regenerate(analysis)):
+            analysis = as_written(analysis, "no rewrite: Spark's parser reads the query differently from sqlglot")
+        with self._lock:
+            self._remember(self._analyses, key, analysis)
+        return analysis
+
+    def _remember(self, store: "OrderedDict[tuple[Any, ...], Any]", key: tuple[Any, ...], value: Any) -> None:
+        store[key] = value
+        store.move_to_end(key)
+        while len(store) > self.capacity:
+            store.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._parsed.clear()
+            self._analyses.clear()
+
+
+_ANALYSES = Analyses()
+
+
+def all_shredded(plan: TablePlan) -> bool:
+    """Whether every file a plan reads is in a shredded group (at least one): its view then
+    has no flag column and the query reads the derived columns directly (``sql.rewrite``)."""
+    return bool(plan.groups) and all(g.kind == "shredded" for g in plan.groups)
 
 
 def _plan_tables(analysis: QueryAnalysis, resolved: Mapping[str, Table], snapshots: Mapping[str, Snapshot], tz: str) -> dict[str, TablePlan]:
@@ -205,38 +282,46 @@ def _leaf_sql(use: PathUse, column: tuple[str, ...] | None = None) -> str:
     return f"{_node_sql(use, column)}.typed_value"
 
 
-def _rebuild_sql(node: str, target: DataType, shape: DataType, depth: int = 0) -> str:
+def _rebuild_sql(node: str, target: DataType, shape: DataType, depth: int = 0, raising: bool = True) -> str:
     """SQL rebuilding Spark's Variant cast to ``target`` from a perfectly shredded group
     read as ``shape`` (``planner.serving``): NULL where the group is (the path
     is missing), struct fields that were not shredded NULL (missing in every object),
-    arrays element by element."""
+    arrays element by element, each leaf cast as Spark casts its Variant value
+    (``leaf_casts.cast_sql``: Spark's error where that fails, NULL if not ``raising``)."""
     typed = f"{node}.typed_value"
     if isinstance(target, StructType) and isinstance(shape, StructType):
         read = {f.name: f.type for f in shape.fields}
         parts = []
         for f in target.fields:
             if f.name in read:
-                value = _rebuild_sql(f"{typed}.{backquote(f.name)}", f.type, read[f.name], depth)
+                value = _rebuild_sql(f"{typed}.{backquote(f.name)}", f.type, read[f.name], depth, raising)
             else:
                 value = f"CAST(NULL AS {spark_type_sql(f.type)})"
             parts.append(f"{_string(f.name)}, {value}")
         return f"CASE WHEN {typed} IS NULL THEN NULL ELSE named_struct({', '.join(parts)}) END"
     if isinstance(target, ArrayType) and isinstance(shape, ArrayType):
         var = f"__vl_e{depth}"
-        return f"transform({typed}, {var} -> {_rebuild_sql(var, target.element_type, shape.element_type, depth + 1)})"
+        return f"transform({typed}, {var} -> {_rebuild_sql(var, target.element_type, shape.element_type, depth + 1, raising)})"
     if isinstance(target, PrimitiveType) and isinstance(shape, PrimitiveType):
-        return f"CAST({typed} AS {_type_sql(target.name)})"
+        return cast_sql(typed, shape.name, target.name, raising)
     raise TableError(f"cannot read {shape!r} as {target!r}: the planner chose a shape that does not fit")
 
 
 def _derived_sql(use: PathUse, leaf: str, column: tuple[str, ...] | None = None) -> str:
-    """A shredded group's value of a use: its leaf (or rebuilt subtree) as the target type."""
+    """A shredded group's value of a use: its leaf (or rebuilt subtree) as the target type.
+    A primitive value is NULL where a string leaf's cast fails, and the use's failure column
+    (``planner.failure_of``) holds the Variant that makes the query's site fail there; a
+    rebuilt struct or array raises Spark's error itself, unless the use is a ``try_`` form
+    (``leaf_casts``)."""
     if use.target == ISNULL:
         return f"({_leaf_sql(use, column)} IS NULL)"
+    if use.failure:
+        return failure_sql(_node_sql(use, column), target_type(use.target), target_type(leaf))
     if not is_nested(use.target):
-        return f"CAST({_leaf_sql(use, column)} AS {_target_sql(use)})"
+        return cast_sql(_leaf_sql(use, column), leaf, use.target)
     # the outer CAST only fixes nullability flags, so the type is exactly variant_get's
-    return f"CAST({_rebuild_sql(_node_sql(use, column), target_type(use.target), target_type(leaf))} AS {_target_sql(use)})"
+    rebuilt = _rebuild_sql(_node_sql(use, column), target_type(use.target), target_type(leaf), raising=not use.safe)
+    return f"CAST({rebuilt} AS {_target_sql(use)})"
 
 
 def _insert_shape(level: dict[str, Any], dtype: DataType) -> None:
@@ -303,6 +388,8 @@ def _target_sql(use: PathUse) -> str:
     """Spark SQL spelling of a use's result type."""
     if use.target == ISNULL:
         return "boolean"
+    if use.failure:
+        return "VARIANT"
     return spark_type_sql(target_type(use.target)) if is_nested(use.target) else _type_sql(use.target)
 
 
@@ -497,7 +584,8 @@ def _read_frame(
     if deleting:
         frames.append(_without_deleted_rows(session, plan, deleting, read_schema))
     frame = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
-    columns.append(f"{'true' if shredded else 'false'} AS {FLAG_COLUMN}")
+    if not all_shredded(plan):  # with only shredded groups nothing reads the flag
+        columns.append(f"{'true' if shredded else 'false'} AS {FLAG_COLUMN}")
     for use, name in derived.items():
         value = _derived_sql(use, leaves[use], read_names.get(use.column)) if shredded else f"CAST(NULL AS {_target_sql(use)})"
         columns.append(f"{value} AS {name}")
@@ -609,12 +697,15 @@ def _empty_frame(session: Any, plan: TablePlan, derived: Mapping[PathUse, str]) 
 def table_frame(session: Any, plan: TablePlan, derived: Mapping[PathUse, str] | None = None) -> Any:
     """The DataFrame a table's view stands for: the union of its file groups' reads.
 
-    With ``derived`` columns it also has the flag column saying which branch a row came from.
+    With ``derived`` columns it also has the flag column saying which branch a row came
+    from, unless every group is shredded (``all_shredded``).
     """
     derived = derived or {}
     frames = [_group_frame(session, plan, g, derived) for g in plan.groups]
     frame = reduce(lambda a, b: a.unionByName(b), frames) if frames else _empty_frame(session, plan, derived)
-    return frame if derived else frame.drop(FLAG_COLUMN)  # nothing refers to it: keep SELECT * clean
+    if derived or all_shredded(plan):  # the flag is there only when the query reads it
+        return frame
+    return frame.drop(FLAG_COLUMN)  # nothing refers to it: keep SELECT * clean
 
 
 def clone_session(spark: Any) -> Any:
@@ -671,7 +762,7 @@ def run(spark: Any, prepared: PreparedQuery) -> Any:
 
 def _run_shared(spark: Any, prepared: PreparedQuery, shared: Mapping[str, tuple[str, str]], as_written: str) -> Any:
     """``run``'s query over the shared reads: as written, or rewritten (``run``)."""
-    if not prepared.rewritten or prepared.analysis.tree is None:
+    if not prepared.rewritten or prepared.tree is None:
         return _holding(spark, shared, spark.sql(as_written))
     views = {prepared.analysis.tables[name].view: table for name, table in shared.items()}
     names: Future[list[str]] | None = None
@@ -679,7 +770,7 @@ def _run_shared(spark: Any, prepared: PreparedQuery, shared: Mapping[str, tuple[
         # the user's own query names the output as Spark would; Spark analyses it on
         # another thread while it analyses the rewritten query
         names = _names_worker().submit(lambda: list(spark.sql(as_written).columns))
-    result = _holding(spark, shared, spark.sql(retarget(prepared.analysis.tree, views)))
+    result = _holding(spark, shared, spark.sql(retarget(prepared.tree, views)))
     return result.toDF(*names.result()) if names is not None else result
 
 
@@ -745,7 +836,8 @@ class SharedReads:
             (g.kind, tuple((t.relative_path, t.add.key[1]) for t in g.tasks), g.partition_values, g.leaf_types)
             for g in plan.groups  # a file's deletion vector (key[1]) changes what its read returns
         )
-        return (plan.table.open_file(""), plan.schema.to_schema_string(), groups, tuple(sorted(derived.items(), key=lambda kv: kv[1])))
+        flagged = not all_shredded(plan)  # whether the view has the flag column
+        return (plan.table.open_file(""), plan.schema.to_schema_string(), groups, flagged, tuple(sorted(derived.items(), key=lambda kv: kv[1])))
 
     def view(self, spark: Any, plan: TablePlan, derived: Mapping[PathUse, str]) -> tuple[str, str]:
         """``(database, name)`` of the global view holding ``plan``'s read (built if new)."""

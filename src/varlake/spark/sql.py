@@ -20,7 +20,9 @@ and walks the query scope by scope (``sqlglot.optimizer.scope``) to find, per ta
 ``IF(t.__vl_shredded, t.__vl_<n>, <the original expression>)``: rows of shredded files
 take the pre-computed leaf column, every other row evaluates the user's own expression,
 lazily, exactly where Spark would (so its errors surface where Spark's would). Spark folds
-the IF away inside each union branch and pushes filters on the leaf down to Parquet.
+the IF away inside each union branch and pushes filters on the leaf down to Parquet. A
+table whose every read file serves all its uses (only shredded groups: ``direct``) needs
+no fallback: its sites become the derived columns themselves, and its view has no flag.
 
 Queries sqlglot cannot parse, or that hold no rewritable site, run as written (only the
 placeholders are replaced), so results never depend on sqlglot understanding the query.
@@ -33,7 +35,7 @@ user's text (``varlake.spark.verdict``); otherwise the query runs as written too
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 from dataclasses import dataclass, field
 
@@ -51,7 +53,8 @@ from varlake.delta.schema import StructType
 from varlake.errors import ExpressionError, InvalidPathError, TableError
 from varlake.expr import Predicate, normalize_type, parse_predicate
 from varlake.semantics.types import backquote
-from varlake.spark.planner import ISNULL, PathUse, nested_target, variant_columns
+from varlake.spark.leaf_casts import raise_sql
+from varlake.spark.planner import ISNULL, PathUse, failure_of, nested_target, variant_columns
 from varlake.variant.path import VariantPath
 
 __all__ = [
@@ -70,6 +73,7 @@ __all__ = [
     "regenerate",
     "retarget",
     "rewrite",
+    "rewritten_tree",
     "spark_path",
     "substitute",
     "view_name",
@@ -128,6 +132,8 @@ class SparkSQL(Databricks):
             },
         }
         RANGE_PARSERS = {**DatabricksParser.RANGE_PARSERS, TokenType.RLIKE: _rlike}
+        # kept as written: sqlglot reads date_sub(d, n) as DATE_ADD(d, n * -1), which Spark parses differently
+        FUNCTIONS = {**DatabricksParser.FUNCTIONS, "DATE_SUB": lambda args: exp.Anonymous(this="DATE_SUB", expressions=args)}
 
     class Generator(DatabricksGenerator):
         JSON_PATH_SINGLE_QUOTE_ESCAPE = True
@@ -536,7 +542,7 @@ def _site(column: exp.Expr, name: tuple[str, ...]) -> tuple[exp.Expr, PathUse] |
             target = _target(type_text)
             if target is None:
                 return f"{parent.sql(dialect=SparkSQL)}: target type is not supported (a map, a Variant, ...)"
-            return parent, PathUse(name, segments, target)
+            return parent, PathUse(name, segments, target, safe=str(parent.this).lower() == "try_variant_get")
         base = parent
     else:
         return f"{shown} is used as a whole Variant"
@@ -545,7 +551,7 @@ def _site(column: exp.Expr, name: tuple[str, ...]) -> tuple[exp.Expr, PathUse] |
         target = _target(outer.to.sql(dialect=SparkSQL))
         if target is None:
             return f"{outer.sql(dialect=SparkSQL)}: target type is not supported (a map, a Variant, ...)"
-        return outer, PathUse(name, segments, target)
+        return outer, PathUse(name, segments, target, safe=isinstance(outer, exp.TryCast))
     if isinstance(outer, exp.Is) and outer.this is base and isinstance(outer.expression, exp.Null):
         return outer, PathUse(name, segments, ISNULL)
     return f"{base.sql(dialect=SparkSQL)} is used as a Variant"
@@ -616,22 +622,42 @@ def _variant_get_form(node: exp.Expr) -> exp.Expr:
     return node
 
 
-def rewrite(analysis: QueryAnalysis, derived: Mapping[str, Mapping[PathUse, str]]) -> str:
+def rewrite(analysis: QueryAnalysis, derived: Mapping[str, Mapping[PathUse, str]], direct: Collection[str] = ()) -> str:
     """The query with every site of the tables in ``derived`` routed through the derived columns.
 
     ``derived`` maps a table name to ``{use: derived column}``; tables not in it keep
-    their expressions. Without any site to rewrite the text is returned as analysed.
+    their expressions. A table in ``direct`` has only shredded reads (every row comes
+    from a file that serves all its uses): its sites become the derived column itself,
+    with no flag and no fallback. Without any site to rewrite the text is returned as
+    analysed.
     """
+    tree = rewritten_tree(analysis, derived, direct)
+    return analysis.text if tree is None else tree.sql(dialect=SparkSQL)
+
+
+def rewritten_tree(analysis: QueryAnalysis, derived: Mapping[str, Mapping[PathUse, str]], direct: Collection[str] = ()) -> exp.Expr | None:
+    """``rewrite``'s syntax tree: a rewritten copy of the analysis's tree (which stays as
+    parsed, so one analysis serves many rewrites), or None when nothing is rewritten."""
     chosen = [s for s in analysis.sites if s.table in derived and s.use in derived[s.table]]
     if analysis.tree is None or not chosen:
-        return analysis.text
+        return None
+    tree = analysis.tree.copy()
+    copies = {id(old): new for old, new in zip(analysis.tree.walk(), tree.walk())}  # the copy has the same shape
     for site in chosen:
+        node = copies[id(site.node)]
         qualifier = site.qualifier
-        flag = exp.column(FLAG_COLUMN, table=qualifier)
         value = exp.column(derived[site.table][site.use], table=qualifier)
-        original = _variant_get_form(site.node.copy())
-        site.node.replace(exp.If(this=flag, true=value, false=original))
-    return analysis.tree.sql(dialect=SparkSQL)
+        failure = derived[site.table].get(failure_of(site.use))
+        if failure is not None:  # a cast that can fail on a string leaf fails here, where Spark's would (leaf_casts)
+            check = raise_sql(exp.column(failure, table=qualifier).sql(dialect=SparkSQL), value.sql(dialect=SparkSQL), site.use.target)
+            value = sqlglot.parse_one(check, dialect=SparkSQL)
+        if site.table in direct:
+            node.replace(value)
+            continue
+        flag = exp.column(FLAG_COLUMN, table=qualifier)
+        original = _variant_get_form(node.copy())
+        node.replace(exp.If(this=flag, true=value, false=original))
+    return tree
 
 
 def retarget(tree: exp.Expr, tables: Mapping[str, tuple[str, str]]) -> str:

@@ -1,0 +1,147 @@
+"""Spark's Variant cast of shredded leaves, written as Spark SQL over the leaf columns.
+
+The planner serves a use ``variant_get(v, '$.p', T)`` (or ``v:p::T``, ``CAST``,
+``try_cast``, ``try_variant_get``) from the typed leaf of ``$.p``, and a struct or array
+target from the leaves of a shredded subtree. This module is the one home of what such a
+leaf serves and of the SQL that gives, per row, exactly what Spark's Variant cast gives
+for the value the leaf holds:
+
+* a leaf that converts without loss or failure (``planner.leaf_serves``, or a wider number
+  whose footer bounds fit) is a plain ``CAST``;
+* a **string** leaf serves every other atomic target. Spark casts a Variant string to an
+  atomic type ``T`` as ``Cast(string, T, EvalMode.TRY)`` in the session time zone and,
+  where that gives NULL, fails with ``INVALID_VARIANT_CAST`` -- NULL for the ``try_``
+  forms (``VariantGet.cast``; the same for ``variant_get``, ``::T`` and ``CAST``, whatever
+  ``spark.sql.ansi.enabled`` says). So the value is ``try_cast(leaf AS T)``.
+
+For a primitive target, the failure must surface where Spark evaluates the user's
+expression, not where the view computes its columns (Spark keeps a view's projection apart when a column is read twice,
+and would then evaluate it on rows the query never looks at: ``CASE WHEN ok THEN
+v:d::date END`` must not fail on the rows that are not ok). So the view's columns never
+fail: next to a use's value (the ``try_`` result) it has the use's *failure* column
+(``failure_sql``), a Variant that is NULL unless a leaf's cast fails on the row, where it
+holds that leaf's string (in the subtree's shape for a struct or array target). The
+query's site reads ``COALESCE(variant_get(failure, '$', 'T'), value)`` (``raise_sql``):
+the value where nothing failed, else Spark's own Variant cast of the failing string,
+raising Spark's own error and message, at the site. A struct or array target is rebuilt
+with each string leaf cast by ``cast_sql(..., raising=True)`` in the view itself: a second
+pass over the array to find failures costs as much as the rebuild (Spark runs ``transform``
+and ``exists`` lambdas interpreted), so such a use fails wherever Spark evaluates the view's
+column (which, when the query reads it more than once inside a conditional, may be a row
+Spark's own plan would not cast). Correctness never depends on footer statistics.
+"""
+
+from __future__ import annotations
+
+from varlake.delta.schema import ArrayType, DataType, PrimitiveType, StructType
+from varlake.expr.types import decimal_params
+from varlake.semantics.types import DELTA_NAMES, backquote
+
+__all__ = ["STRING_LEAF_TARGETS", "cast_sql", "failure_sql", "may_fail", "raise_sql", "string_leaf_serves", "type_sql"]
+
+#: Spark SQL spelling of Delta's primitive type names (``long`` -> ``bigint``).
+_SQL_NAMES = {delta: spark for spark, delta in DELTA_NAMES.items() if spark not in ("char", "varchar")}
+
+#: Targets a string leaf serves by a cast (besides ``string`` itself, which any string leaf
+#: serves as it is); decimals of any precision and scale too.
+STRING_LEAF_TARGETS = frozenset(
+    ("boolean", "byte", "short", "integer", "long", "float", "double", "date", "timestamp", "timestamp_ntz", "binary")
+)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def type_sql(name: str) -> str:
+    """Spark SQL spelling of a canonical primitive type name (``long`` -> ``bigint``)."""
+    return name if decimal_params(name) is not None else _SQL_NAMES[name]
+
+
+def string_leaf_serves(leaf: str | None, target: str) -> bool:
+    """Whether a typed leaf of type ``leaf`` serves ``target`` by Spark's Variant cast of a
+    string: a string leaf and any atomic target other than string."""
+    return leaf == "string" and (target in STRING_LEAF_TARGETS or decimal_params(target) is not None)
+
+
+def cast_sql(expr: str, leaf: str, target: str, raising: bool = False) -> str:
+    """SQL for Spark's Variant cast to ``target`` of what the leaf ``expr`` (of type ``leaf``)
+    holds: NULL where that cast fails (``failure_sql`` says where), or with ``raising``
+    Spark's own error there -- ``COALESCE(try_cast(leaf AS T), variant_get(CAST(leaf AS
+    VARIANT), '$', 'T'))``, the Variant cast evaluated only on a row whose cheap cast fails
+    (a NULL leaf is NULL on both sides). The pair must be one the planner serves."""
+    spelled = type_sql(target)
+    if not string_leaf_serves(leaf, target):
+        return f"CAST({expr} AS {spelled})"
+    tried = f"try_cast({expr} AS {spelled})"
+    return f"COALESCE({tried}, variant_get(CAST({expr} AS VARIANT), '$', '{spelled}'))" if raising else tried
+
+
+def may_fail(shape: DataType, target: DataType) -> bool:
+    """Whether reading ``target`` from leaves of ``shape`` (a served pair) can fail on some value."""
+    if isinstance(target, PrimitiveType) and isinstance(shape, PrimitiveType):
+        return string_leaf_serves(shape.name, target.name)
+    if isinstance(target, ArrayType) and isinstance(shape, ArrayType):
+        return may_fail(shape.element_type, target.element_type)
+    if isinstance(target, StructType) and isinstance(shape, StructType):
+        read = {f.name: f.type for f in shape.fields}
+        return any(may_fail(read[f.name], f.type) for f in target.fields if f.name in read)
+    return False
+
+
+def _fails(node: str, target: DataType, shape: DataType, depth: int) -> str | None:
+    """A never-NULL boolean: some leaf under ``node`` fails its cast (None: none can)."""
+    typed = f"{node}.typed_value"
+    if isinstance(target, PrimitiveType) and isinstance(shape, PrimitiveType):
+        if not string_leaf_serves(shape.name, target.name):
+            return None
+        return f"({typed} IS NOT NULL AND try_cast({typed} AS {type_sql(target.name)}) IS NULL)"
+    if isinstance(target, ArrayType) and isinstance(shape, ArrayType):
+        var = f"__vl_f{depth}"
+        element = _fails(var, target.element_type, shape.element_type, depth + 1)
+        return None if element is None else f"coalesce(exists({typed}, {var} -> {element}), false)"
+    if isinstance(target, StructType) and isinstance(shape, StructType):
+        read = {f.name: f.type for f in shape.fields}
+        parts = [_fails(f"{typed}.{backquote(f.name)}", f.type, read[f.name], depth) for f in target.fields if f.name in read]
+        found = [p for p in parts if p is not None]
+        return "(" + " OR ".join(found) + ")" if found else None
+    return None
+
+
+def _failing(node: str, target: DataType, shape: DataType, depth: int) -> str:
+    """The subtree under ``node`` with every failing leaf as its Variant string, the other
+    leaves NULL (cast back to ``target``, the first failing leaf in Spark's order raises)."""
+    typed = f"{node}.typed_value"
+    if isinstance(target, PrimitiveType) and isinstance(shape, PrimitiveType):
+        fails = _fails(node, target, shape, depth)
+        return "CAST(NULL AS VARIANT)" if fails is None else f"IF({fails}, CAST({typed} AS VARIANT), NULL)"
+    if isinstance(target, ArrayType) and isinstance(shape, ArrayType):
+        var = f"__vl_f{depth}"
+        return f"transform({typed}, {var} -> {_failing(var, target.element_type, shape.element_type, depth + 1)})"
+    if isinstance(target, StructType) and isinstance(shape, StructType):
+        read = {f.name: f.type for f in shape.fields}
+        parts = [
+            f"{_literal(f.name)}, {_failing(f'{typed}.{backquote(f.name)}', f.type, read[f.name], depth)}"
+            for f in target.fields
+            if f.name in read and may_fail(read[f.name], f.type)
+        ]
+        return f"named_struct({', '.join(parts)})"
+    return "CAST(NULL AS VARIANT)"
+
+
+def failure_sql(node: str, target: DataType, shape: DataType) -> str:
+    """SQL for a use's failure column: a Variant, NULL unless a leaf under the shredded group
+    ``node`` (read as ``shape``) fails its cast to ``target``; then, cast to ``target``, it
+    fails as Spark's cast of the row's value does (same error, same message)."""
+    fails = _fails(node, target, shape, 0)
+    if fails is None:
+        return "CAST(NULL AS VARIANT)"
+    if isinstance(target, PrimitiveType):
+        return f"IF({fails}, CAST({node}.typed_value AS VARIANT), NULL)"
+    return f"IF({fails}, to_variant_object({_failing(node, target, shape, 0)}), NULL)"
+
+
+def raise_sql(failure: str, value: str, target: str) -> str:
+    """The site's SQL for a use that can fail: its value, or Spark's error for the failing
+    value (``failure``: the failure column; ``target``: the use's canonical target text)."""
+    return f"COALESCE(variant_get({failure}, '$', {_literal(target)}), {value})"
