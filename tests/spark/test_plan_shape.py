@@ -103,6 +103,8 @@ QUERIES = [
     "SELECT x.id, variant_get(x.v, '$.c', 'struct<d: bigint>') AS c FROM {e} x WHERE x.v:a::int % 5 = 0",
     "SELECT concat(v:b::string, '-'), max(v:a::bigint) FROM {e} GROUP BY v:b::string",
     "SELECT x.v:a::int + y.v:c.d::int FROM {e} x JOIN {e} y ON x.id = y.id + 1 WHERE y.v:a::bigint < 20",
+    # IS NOT NULL is written back as written (sqlglot reads it as NOT .. IS NULL, which Spark plans otherwise)
+    "SELECT v:a::bigint FROM {e} WHERE v:c.d IS NOT NULL AND v:b::string IS NOT NULL AND NOT (v:a::int IS NULL)",
 ]
 
 

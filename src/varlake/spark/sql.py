@@ -144,6 +144,14 @@ class SparkSQL(Databricks):
                 return f"{self.sql(expression, 'to')} {self.sql(this)}"
             return super().cast_sql(expression, safe_prefix)
 
+        def not_sql(self, expression: exp.Not) -> str:
+            # sqlglot reads ``x IS NOT NULL`` as NOT(x IS NULL); Spark plans ``NOT x IS NULL`` as
+            # Not(IsNull(x)) but ``x IS NOT NULL`` as IsNotNull(x), so write the form the user wrote
+            this = expression.this
+            if isinstance(this, exp.Is) and isinstance(this.expression, exp.Null):
+                return f"{self.sql(this, 'this')} IS NOT NULL"
+            return super().not_sql(expression)
+
         def regexplike_sql(self, expression: exp.RegexpLike) -> str:
             if expression.meta.get(_OPERATOR):
                 return self.binary(expression, "RLIKE")
