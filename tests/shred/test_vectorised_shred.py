@@ -27,9 +27,9 @@ from varlake.shred.infer import infer_shredding_schema
 from varlake.shred.schema import ShreddingSchema
 from varlake.shred.shred import shred, shred_rows
 from varlake.variant import Variant
-from varlake.variant.encoder import MetadataBuilder, encode_python
 from varlake.variant.temporal import Float32, TimestampNanos
 from varlake.write.shredding import stable_widths
+from variant_columns import narrow_type, variant_column
 
 KEYS = ["a", "b", "c", "é", "k1", "z", "Zed", "日本"]
 UTC = dt.timezone.utc
@@ -76,46 +76,9 @@ documents = st.one_of(shaped, shaped, _doc(scalars))
 def columns(draw: st.DrawFn) -> pa.StructArray:
     """A Variant column: per-row dictionaries, or one shared dictionary (unsorted keys)."""
     docs = draw(st.lists(st.one_of(st.none(), documents), min_size=1, max_size=40))
-    shared = draw(st.booleans())
-    metas: list[bytes] = []
-    values: list[bytes] = []
-    builder = MetadataBuilder(reversed(KEYS))
-    for d in docs:
-        if d is None:
-            metas.append(b"\x01\x00\x00")
-            values.append(b"\x00")
-        elif shared:
-            values.append(encode_python(d, builder))
-            metas.append(b"")
-        else:
-            v = Variant.from_python(d)
-            metas.append(v.metadata)
-            values.append(v.value)
-    if shared:
-        meta = builder.build()
-        metas = [meta if m == b"" else m for m in metas]
-    return pa.StructArray.from_arrays(
-        [pa.array(metas, pa.binary()), pa.array(values, pa.binary())],
-        fields=[pa.field("metadata", pa.binary(), nullable=False), pa.field("value", pa.binary(), nullable=False)],
-        mask=pa.array([d is None for d in docs]),
-    )
+    return variant_column(docs, draw(st.booleans()), KEYS)
 
 
-def _narrow(t: pa.DataType) -> pa.DataType:
-    """Leaves too narrow for many values (so they stay in ``value``)."""
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _narrow(f.type)) for f in t])
-    if pa.types.is_list(t):
-        return pa.list_(_narrow(t.value_type))
-    if pa.types.is_integer(t):
-        return pa.int8()
-    if pa.types.is_decimal(t):
-        return pa.decimal128(4, 1)
-    if pa.types.is_string(t):
-        return pa.binary()
-    if pa.types.is_floating(t):
-        return pa.float32()
-    return t
 
 
 def _schemas(col: pa.StructArray) -> list[ShreddingSchema]:
@@ -124,7 +87,7 @@ def _schemas(col: pa.StructArray) -> list[ShreddingSchema]:
         for compatible in (True, False):
             s = infer_shredding_schema(sample, min_frequency=0.01, min_type_share=0.5, spark_compatible=compatible)
             if s is not None:
-                out.extend([s, ShreddingSchema(stable_widths(s.arrow_type)), ShreddingSchema(_narrow(s.arrow_type))])
+                out.extend([s, ShreddingSchema(stable_widths(s.arrow_type)), ShreddingSchema(narrow_type(s.arrow_type))])
     out.append(ShreddingSchema.parse("a bigint, b string, c array<struct<k1: decimal(38, 3)>>"))
     out.append(ShreddingSchema.parse("decimal(38, 10)"))
     out.append(ShreddingSchema.parse("array<string>"))

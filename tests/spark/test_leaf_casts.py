@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import varlake.spark as vs
+from spark_errors import error_condition
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType
 from varlake.io.parquet_write import write_parquet
@@ -96,22 +97,6 @@ def _reference(spark: Any, docs: list[Any]) -> str:
     return name
 
 
-def _condition(exc: BaseException) -> str:
-    from py4j.protocol import Py4JJavaError
-
-    found = [str(exc.getCondition())] if hasattr(exc, "getCondition") and exc.getCondition() else []
-    cause = exc.java_exception if isinstance(exc, Py4JJavaError) else None
-    while cause is not None:
-        try:
-            condition = cause.getCondition()
-        except Exception:  # noqa: BLE001 - not a SparkThrowable
-            condition = None
-        if condition:
-            found.append(str(condition))
-        cause = cause.getCause()
-    return found[-1] if found else type(exc).__name__
-
-
 def _outcome(fn: Any) -> tuple[str, Any]:
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
@@ -121,7 +106,7 @@ def _outcome(fn: Any) -> tuple[str, Any]:
         # as JSON text, computed by Spark: dates before year 1 have no Python value
         rows = frame.toDF(*[f"c{i}" for i in range(len(frame.columns))]).selectExpr("to_json(struct(*))").collect()
     except (PySparkException, Py4JJavaError) as exc:
-        return "error", _condition(exc)
+        return "error", error_condition(exc)
     return "rows", sorted(row[0] for row in rows)
 
 

@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import varlake.spark as vs
+from spark_errors import error_condition
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType
 from varlake.io.parquet_write import write_parquet
@@ -300,24 +301,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _condition(exc: BaseException) -> str:
-    """The innermost Spark error condition along the Java cause chain (wrappers such as
-    FAILED_READ_FILE depend on where the failing expression ran, not on what failed)."""
-    from py4j.protocol import Py4JJavaError
-
-    found = [str(exc.getCondition())] if hasattr(exc, "getCondition") and exc.getCondition() else []
-    cause = exc.java_exception if isinstance(exc, Py4JJavaError) else getattr(exc, "_origin", None)
-    while cause is not None:
-        try:
-            condition = cause.getCondition()
-        except Exception:  # noqa: BLE001 - not a SparkThrowable
-            condition = None
-        if condition:
-            found.append(str(condition))
-        cause = cause.getCause()
-    return found[-1] if found else type(exc).__name__
-
-
 def _run(spark: Any, fn: Any) -> tuple[str, Any]:
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
@@ -325,7 +308,7 @@ def _run(spark: Any, fn: Any) -> tuple[str, Any]:
     try:
         rows = fn().collect()
     except (PySparkException, Py4JJavaError) as exc:
-        return "error", _condition(exc)
+        return "error", error_condition(exc)
     return "rows", sorted((tuple(_plain(v) for v in row) for row in rows), key=repr)
 
 

@@ -23,12 +23,11 @@ from varlake.shred.infer import infer_shredding_schema
 from varlake.shred.shred import shred
 from varlake.shred.unshred import unshred_variant
 from varlake.variant import Variant, parse_json
-from varlake.variant.encoder import MetadataBuilder, encode_python
 from varlake.variant.temporal import Float32
 from varlake.write.variant_hash import variant_hashes
+from variant_columns import VARIANT_STRUCT, variant_column
 
 KEYS = ["a", "b", "c", "é", "z", "日本"]
-_TYPE = pa.struct([pa.field("metadata", pa.binary(), False), pa.field("value", pa.binary(), False)])
 
 scalars = st.one_of(
     st.none(),
@@ -57,28 +56,7 @@ shaped = st.fixed_dictionaries(
 
 
 def _column(items: list[Any], shared: bool = False) -> pa.StructArray:
-    builder = MetadataBuilder(reversed(KEYS))
-    metas, values = [], []
-    for d in items:
-        if d is None:
-            metas.append(b"\x01\x00\x00")
-            values.append(b"\x00")
-        elif isinstance(d, Variant):
-            metas.append(d.metadata)
-            values.append(d.value)
-        elif shared:
-            values.append(encode_python(d, builder))
-            metas.append(b"")
-        else:
-            v = Variant.from_python(d)
-            metas.append(v.metadata)
-            values.append(v.value)
-    if shared:
-        meta = builder.build()
-        metas = [meta if m == b"" else m for m in metas]
-    return pa.StructArray.from_arrays(
-        [pa.array(metas, pa.binary()), pa.array(values, pa.binary())], fields=list(_TYPE), mask=pa.array([d is None for d in items])
-    )
+    return variant_column(items, shared, KEYS)
 
 
 def _pairs(column: pa.Array) -> list[tuple[int, int]]:
@@ -135,7 +113,7 @@ def test_nulls_missing_fields_and_variant_nulls_differ() -> None:
 
 
 def test_undecodable_bytes_are_named() -> None:
-    bad = pa.StructArray.from_arrays([pa.array([b"\x01\x00\x00"], pa.binary()), pa.array([b"\x02\x05"], pa.binary())], fields=list(_TYPE))
+    bad = pa.StructArray.from_arrays([pa.array([b"\x01\x00\x00"], pa.binary()), pa.array([b"\x02\x05"], pa.binary())], fields=list(VARIANT_STRUCT))
     with pytest.raises(ContentCheckError, match="cannot be decoded"):
         variant_hashes(bad, "t.parquet")
 

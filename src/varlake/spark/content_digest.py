@@ -20,7 +20,7 @@ Everything is DataFrame API, so it runs on Spark Connect as well as on classic s
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,11 +29,11 @@ import pyarrow as pa
 from varlake.delta.actions import AddFile
 from varlake.delta.column_mapping import column_mapping
 from varlake.delta.snapshot import Snapshot
-from varlake.errors import ContentCheckError, TableError, VarlakeError
+from varlake.errors import ContentCheckError, TableError
 from varlake.read import ScanPlan, read_tasks
 from varlake.spark.session import spark_error_summary
 from varlake.table import Table
-from varlake.write.content_check import MultisetDigest, logical_hashes, multiset_digest
+from varlake.write.content_check import MultisetDigest, logical_hashes, multiset_digest, row_text
 from varlake.write.optimize import tasks_for
 
 __all__ = ["RewriteSides", "check_rewrite", "files_digests"]
@@ -214,7 +214,7 @@ def _find_row(spark: Any, reader: _Reader, items: Sequence[tuple[int, Any]], wan
                 hit = np.flatnonzero((lanes == target).all(axis=1))
                 if len(hit):
                     done = True
-                    yield pa.RecordBatch.from_arrays([pa.array([_render(rows.slice(int(hit[0]), 1).to_pylist()[0])])], ["row"])
+                    yield pa.RecordBatch.from_arrays([pa.array([row_text(rows.slice(int(hit[0]), 1).to_pylist()[0])])], ["row"])
 
     try:
         found = spark.range(len(items)).mapInArrow(find, "row string").limit(1).collect()
@@ -222,18 +222,3 @@ def _find_row(spark: Any, reader: _Reader, items: Sequence[tuple[int, Any]], wan
         return None
     return found[0]["row"] if found else None
 
-
-def _render(row: Mapping[str, Any]) -> str:
-    """A row as short text, Variants as JSON."""
-    from varlake.variant import Variant
-
-    def show(v: Any) -> Any:
-        if isinstance(v, dict) and set(v) == {"metadata", "value"} and v["value"] is not None:
-            try:
-                return Variant(v["metadata"], v["value"]).to_json()
-            except VarlakeError:
-                return "<undecodable Variant>"
-        return v
-
-    text = repr({k: show(v) for k, v in row.items()})
-    return text if len(text) <= 300 else text[:297] + "..."

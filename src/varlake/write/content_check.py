@@ -38,7 +38,7 @@ from varlake.shred.schema import is_variant_struct
 from varlake.write.variant_hash import variant_hashes
 from varlake.variant import Variant
 
-__all__ = ["MultisetDigest", "RowDigest", "check_same_rows", "logical_hashes", "multiset_digest", "row_hashes"]
+__all__ = ["MultisetDigest", "RowDigest", "check_same_rows", "logical_hashes", "multiset_digest", "row_hashes", "row_text"]
 
 _KEYS = ("varlake-content1", "varlake-content2")  # pandas hash keys: 16 bytes each
 _MIX = np.uint64(0x100000001B3)
@@ -310,12 +310,14 @@ def check_same_rows(read: pa.Table | Sequence[pa.Table], written: pa.Table | Seq
         example = read.take(pa.array([only_read[missing[0]]])).to_pylist()[0]
         raise ContentCheckError(
             f"{where}: {len(missing)} of {read.num_rows} rows read were not written as they were "
-            f"({len(lost)} rows written differ), e.g. {_short(example)}; nothing was committed"
+            f"({len(lost)} rows written differ), e.g. {row_text(example)}; nothing was committed"
         )
     return read.num_rows
 
 
-def _short(row: Any) -> str:
+def row_text(row: Any) -> str:
+    """A row as short text for an error message, Variants as JSON."""
+
     def show(v: Any) -> Any:
         if isinstance(v, dict) and set(v) == {"metadata", "value"} and v["value"] is not None:
             try:
