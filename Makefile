@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo bench bench-components clean
+.PHONY: install test demo bench bench-quick bench-scaling bench-components clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,10 +20,22 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m varlake.demo
 
-# The workload benchmarks of issue 6 (JSON strings vs Variant vs shredded vs varlake vs
-# relational vs DuckDB); scale with VARLAKE_BENCH_SCALE. Writes bench/RESULTS.md and results.json.
+# The workload benchmarks of issues 6 and 16 (JSON strings vs Variant vs shredded vs varlake vs
+# relational vs DuckDB) at scale 5: 1M events, 150k orders (~25 min on 2 cores; generated JSON is
+# kept in bench/.cache). Writes bench/RESULTS.md, results.json and the charts.
+VARLAKE_BENCH_SCALE ?= 5
 bench: $(STAMP)
-	$(PY) bench/run.py
+	VARLAKE_BENCH_SCALE=$(VARLAKE_BENCH_SCALE) $(PY) bench/run.py
+
+# The same at scale 1 (200k events, 30k orders; a few minutes), into bench/out/quick/.
+bench-quick: $(STAMP)
+	VARLAKE_BENCH_SCALE=1 $(PY) bench/run.py --out bench/out/quick
+
+# Time against rows for every storage (events at 0.25M..5M; SIZES=0.25,0.5,1 to choose), into
+# bench/SCALING.md, scaling.json and scaling_<workload>.png.
+SIZES ?= 0.25,0.5,1,2,5
+bench-scaling: $(STAMP)
+	$(PY) bench/scaling.py --sizes $(SIZES)
 
 # One benchmark per layer, each printing ratios against a baseline measured in the same run.
 bench-components: $(STAMP)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import abc
 import datetime as dt
 import decimal
+import hashlib
 import itertools
 import json
 import math
@@ -42,6 +43,7 @@ import os
 import re
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -140,6 +142,8 @@ class WorkloadResult:
     queries: list[Query]
     storages: dict[str, StorageResult] = field(default_factory=dict)
     mismatches: list[str] = field(default_factory=list)
+    #: wall seconds of each phase of the run ("load <storage>", "round <i>"), where the time went
+    phases: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -149,6 +153,7 @@ class WorkloadResult:
             "queries": {q.name: q.title for q in self.queries},
             "answers_match": not self.mismatches,
             "mismatches": self.mismatches,
+            "phase_seconds": {k: _round(v) for k, v in self.phases.items()},
         }
         order = {key: i for i, key in enumerate((*STORAGE_KEYS, "duckdb_spark_shredded"))}
         for key in sorted(self.storages, key=lambda k: order.get(k, len(order))):
@@ -434,21 +439,15 @@ class Varlake(SparkStorage):
         """The planner's read path (file groups by kind, files skipped, why Variant is read
         whole) and the time ``explain`` takes, which plans the query without running it."""
         start = time.perf_counter()
-        explanation = self.vs.explain(self.spark, sql, show=False, **{self.placeholder: str(self.path)})
+        try:
+            explanation = self.vs.explain(self.spark, sql, show=False, **{self.placeholder: str(self.path)})
+        except Exception as exc:  # noqa: BLE001 - the query ran; only its description failed
+            return f"read path unknown: explain failed: {type(exc).__name__}: {_first_line(exc)[:120]}", None
         seconds = time.perf_counter() - start
-        parts = []
-        for name, plan in explanation.plans.items():
-            total = plan.scan.total_files
-            kinds: dict[str, int] = {}
-            for group in plan.groups:
-                kinds[group.kind] = kinds.get(group.kind, 0) + len(group.tasks)
-            parts += [f"{kind} read {n}/{total} files" for kind, n in sorted(kinds.items())]
-            if plan.skipped_by_stats:
-                parts.append(f"{len(plan.skipped_by_stats)}/{total} skipped by statistics")
-            if plan.whole_variant:
-                reasons = explanation.prepared.analysis.tables[name].reasons
-                parts.append("Variant read whole: " + "; ".join(r.split(": ")[-1] for r in reasons))
-        return ", ".join(parts), seconds
+        try:
+            return _read_path(explanation), seconds
+        except (AttributeError, KeyError, TypeError) as exc:  # the planner's shape changed under us
+            return f"read path unknown: {type(exc).__name__}: {_first_line(exc)[:120]}", seconds
 
     def data_files(self) -> list[str]:
         from varlake.table import Table
@@ -458,6 +457,24 @@ class Varlake(SparkStorage):
 
     def close(self) -> None:
         """No view to drop."""
+
+
+def _read_path(explanation: Any) -> str:
+    """The planner's read path in a few words: file groups by kind ("shredded read 8/8 files"),
+    files skipped by statistics, and why the Variant is read whole when it is."""
+    parts = []
+    for name, plan in explanation.plans.items():
+        total = plan.scan.total_files
+        kinds: dict[str, int] = {}
+        for group in plan.groups:
+            kinds[group.kind] = kinds.get(group.kind, 0) + len(group.tasks)
+        parts += [f"{kind} read {n}/{total} files" for kind, n in sorted(kinds.items())]
+        if plan.skipped_by_stats:
+            parts.append(f"{len(plan.skipped_by_stats)}/{total} skipped by statistics")
+        if plan.whole_variant:
+            reasons = explanation.prepared.analysis.tables[name].reasons
+            parts.append("Variant read whole: " + "; ".join(r.split(": ")[-1] for r in reasons))
+    return ", ".join(parts)
 
 
 _LEAF = re.compile(r"\b(string|bigint|int|smallint|tinyint|double|float|boolean|date|timestamp(_ntz)?|binary|decimal\(\d+,\s*\d+\))(?!<)")
@@ -558,6 +575,70 @@ class Unavailable(Storage):
         raise BenchmarkError(self.reason)
 
 
+# --- the generated source, cached ------------------------------------------------------------------
+
+
+def _generator_fingerprint(workload: Workload) -> str:
+    """A hash of the code that generates the workload's documents (its module and ``spec.py``),
+    so a changed generator never reuses stale JSON."""
+    digest = hashlib.sha256()
+    for module in (workload.generate.__module__, Source.__module__):
+        file = getattr(sys.modules.get(module), "__file__", None)
+        digest.update(Path(file).read_bytes() if file else module.encode())
+    return digest.hexdigest()[:12]
+
+
+def cached_source(
+    workload: Workload,
+    scale: float,
+    seed: int,
+    out_dir: Path,
+    cache_dir: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> Source:
+    """The workload's JSON Lines at ``scale`` and ``seed``.
+
+    With ``cache_dir``, they are generated once into ``cache_dir/<workload>-scale<s>-seed<n>-<code
+    hash>/`` (with a ``source.json`` manifest; the entry is renamed into place whole) and reused by later runs while the
+    files are intact and the generator's code is unchanged; entries of the same workload, scale
+    and seed made by other generator code are removed. Without it, they go to ``out_dir``.
+    The ``details`` of the returned source say ``cache`` ``hit`` or ``miss``."""
+    if cache_dir is None:
+        source = workload.generate(out_dir, scale, seed)
+        return Source(source.paths, source.rows, source.bytes, source.seconds, {**source.details, "cache": "off"})
+    stem = f"{workload.name}-scale{scale:g}-seed{seed}"
+    entry = cache_dir / f"{stem}-{_generator_fingerprint(workload)}"
+    manifest = entry / "source.json"
+    if manifest.is_file():
+        try:
+            m = json.loads(manifest.read_text())
+            paths = tuple(entry / name for name in m["files"])
+            if [p.stat().st_size for p in paths] == m["sizes"]:
+                return Source(paths, m["rows"], m["bytes"], m["seconds"], {**m["details"], "cache": "hit"})
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        log(f"[{workload.name}] cache entry {entry.name} is incomplete or changed: generating again")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    for stale in cache_dir.glob(f"{stem}-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    partial = cache_dir / f".partial-{entry.name}-{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    source = workload.generate(partial, scale, seed)
+    (partial / manifest.name).write_text(json.dumps({
+        "files": [str(p.relative_to(partial)) for p in source.paths], "sizes": [p.stat().st_size for p in source.paths],
+        "rows": source.rows, "bytes": source.bytes, "seconds": round(source.seconds, 3),
+        "details": dict(source.details)}, indent=1) + "\n")
+    try:
+        partial.rename(entry)  # the entry appears whole, manifest included, or not at all
+    except OSError:  # another run made the same entry meanwhile: keep theirs
+        shutil.rmtree(partial, ignore_errors=True)
+        if manifest.is_file():
+            return cached_source(workload, scale, seed, out_dir, cache_dir, log)
+        raise
+    paths = tuple(entry / p.relative_to(partial) for p in source.paths)
+    return Source(paths, source.rows, source.bytes, source.seconds, {**source.details, "cache": "miss"})
+
+
 # --- running ----------------------------------------------------------------------------------------
 
 
@@ -597,12 +678,16 @@ def run_workload(
     runs: int = 3,
     include: Sequence[str] | None = None,
     log: Callable[[str], None] = print,
+    warm_up: bool = True,
 ) -> WorkloadResult:
     """Load every storage from ``source``, run every query on each, check the answers.
 
-    Round 0 warms up; rounds 1..``runs`` are timed (``runs=0`` only checks answers)."""
+    Round 0 warms up; rounds 1..``runs`` are timed (``runs=0`` only checks answers).
+    ``warm_up=False`` skips round 0 (for a session whose JIT an earlier workload run already
+    warmed, e.g. the larger sizes of ``scaling.py``): the first timed round then records the
+    rows and the read path, and DuckDB, which profiles only its untimed run, no bytes."""
     with spark_conf(spark, RUN_CONF):
-        return _run_workload(spark, workload, source, root, runs, include, log)
+        return _run_workload(spark, workload, source, root, runs, include, log, warm_up)
 
 
 def _run_workload(
@@ -613,6 +698,7 @@ def _run_workload(
     runs: int,
     include: Sequence[str] | None,
     log: Callable[[str], None],
+    warm_up: bool = True,
 ) -> WorkloadResult:
     root.mkdir(parents=True, exist_ok=True)
     result = WorkloadResult(workload.name, workload.title, source, list(workload.queries))
@@ -623,22 +709,27 @@ def _run_workload(
         for storage in storages:
             result.storages[storage.key] = storage.result
             log(f"[{workload.name}] load {storage.key} ...")
+            start = time.perf_counter()
             try:
                 storage.load(source, workload)
             except Exception as exc:  # noqa: BLE001 - recorded; the run fails at the end
                 storage.result.error = f"load failed: {type(exc).__name__}: {_first_line(exc)}"
                 log(f"[{workload.name}] {storage.result.error}")
                 continue
+            finally:
+                result.phases[f"load {storage.key}"] = time.perf_counter() - start
             loaded.append(storage)
             r = storage.result
             log(f"[{workload.name}] load {storage.key}: {r.load_seconds:.1f} s, {(r.bytes_on_disk or 0) / 1e6:.1f} MB "
                 f"in {r.files} files")
-        for i in range(runs + 1):  # round 0 warms every storage up before any timed round
+        first = 0 if warm_up or runs == 0 else 1
+        for i in range(first, runs + 1):  # round 0 warms every storage up before any timed round
             start = time.perf_counter()
             for storage in loaded:
                 for query in workload.queries:
-                    run_once(storage, query, i, reference, result.mismatches)
-            log(f"[{workload.name}] round {i} ({'warm-up' if i == 0 else 'timed'}) took {time.perf_counter() - start:.1f} s")
+                    run_once(storage, query, i, reference, result.mismatches, first=i == first)
+            result.phases[f"round {i}"] = time.perf_counter() - start
+            log(f"[{workload.name}] round {i} ({'warm-up' if i == 0 else 'timed'}) took {result.phases[f'round {i}']:.1f} s")
         for storage in loaded:
             for query in workload.queries:
                 qr = storage.result.queries[query.name]
@@ -656,9 +747,11 @@ def run_once(
     run: int,
     reference: dict[tuple[str, int], tuple[str, list[tuple[Any, ...]]]],
     mismatches: list[str],
+    first: bool | None = None,
 ) -> None:
     """Run ``run`` of ``query`` on ``storage`` (run 0 is the untimed warm-up), checking its answer
-    against the first storage that answered the same run (the reference storage runs first)."""
+    against the first storage that answered the same run (the reference storage runs first).
+    The ``first`` run (run 0 unless told) records the rows and the storage's read path."""
     out = storage.result.queries.setdefault(query.name, QueryResult())
     if out.error:
         return
@@ -681,10 +774,11 @@ def run_once(
         out.bytes_read.append(nbytes)
     if run == 0:
         out.first_run_seconds = seconds
-        out.rows = len(rows)
-        out.note, out.plan_seconds = storage.describe(sql)
     else:
         out.seconds.append(seconds)
+    if (run == 0) if first is None else first:
+        out.rows = len(rows)
+        out.note, out.plan_seconds = storage.describe(sql)
 
 
 def _first_line(exc: BaseException) -> str:
