@@ -719,9 +719,20 @@ def clone_session(spark: Any) -> Any:
         session = SparkSession(spark.sparkContext, spark._jsparkSession.cloneSession())
     else:
         session = spark.cloneSession()
+        _close_at_exit(session.client)
     session.conf.set(IGNORE_VARIANT_ANNOTATION, "true")
     session.conf.set(FIELD_ID_READ, "true")  # only fields that carry parquet.field.id are matched by id
     return session
+
+
+def _close_at_exit(client: Any) -> None:
+    """At exit, close a Connect clone's channel instead of running the client's own exit
+    RPCs: those are retried for minutes when the server is already gone, holding up the
+    process; the server drops the idle clone session by itself."""
+    import atexit
+
+    atexit.unregister(client._on_exit)
+    atexit.register(client.close)
 
 
 def _register(session: Any, prepared: PreparedQuery, plans: Mapping[str, TablePlan], derived: Mapping[str, Mapping[PathUse, str]]) -> None:
