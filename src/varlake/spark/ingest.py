@@ -78,7 +78,7 @@ from varlake.spark.writer import StagedWrite, commit_write, stage_write
 from varlake.write import SAMPLE_ROWS
 from varlake.write.ingest_log import IngestRecord, QuarantineBatch, complete_quarantine, ingest_app_id, plan, source_files
 
-__all__ = ["IngestError", "IngestResult", "bad_line_reason", "ingest_json", "quarantine_path_for", "resolve_inputs"]
+__all__ = ["IngestError", "IngestResult", "bad_line_reason", "hadoop_path", "ingest_json", "quarantine_path_for", "resolve_inputs"]
 
 DOC_COLUMN = "doc"
 QUARANTINE_SUFFIX = "_quarantine"
@@ -156,7 +156,7 @@ def resolve_inputs(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     return unique
 
 
-def _hadoop_path(path: str) -> str:
+def hadoop_path(path: str) -> str:
     """A local path with Hadoop's glob characters escaped (Spark globs every path)."""
     return "".join("\\" + c if c in _HADOOP_GLOB_CHARS else c for c in path)
 
@@ -468,7 +468,7 @@ def _read_text(spark: Any, files: Sequence[str], multiline: bool) -> Any:
     reader = spark.read.format("text")
     if multiline:
         reader = reader.option("wholetext", "true")
-    return reader.load([_hadoop_path(f) for f in files])
+    return reader.load([hadoop_path(f) for f in files])
 
 
 def _sample_frame(
@@ -477,7 +477,7 @@ def _sample_frame(
     """The target columns of about ``rows`` lines sampled on the driver (see ``sampling``)."""
     from pyspark.sql import functions as F
 
-    reader = spark_line_reader(spark, multiline, _hadoop_path)
+    reader = spark_line_reader(spark, multiline, hadoop_path)
     lines = sample_lines(files, rows, whole_files=multiline, spark_reader=reader)
     raw = spark.createDataFrame([(line,) for line in lines], "raw binary").select(F.col("raw").cast("string").alias("value"))
     return raw.select(_parsed_doc().alias("_doc")).where(F.col("_doc").isNotNull()).select(

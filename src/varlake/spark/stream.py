@@ -44,7 +44,7 @@ from varlake.spark.ingest import (
     DOC_COLUMN,
     IngestError,
     IngestOptions,
-    _hadoop_path,
+    hadoop_path,
     latest_snapshot,
     quarantine_path_for,
     stage_lines,
@@ -282,7 +282,7 @@ def ingest_stream(
         reader = reader.option("wholetext", "true")
     if max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
-    lines = reader.load(_hadoop_path(source)).select(F.col("_metadata.file_path").alias("_file"), F.col("value"))
+    lines = reader.load(hadoop_path(source)).select(F.col("_metadata.file_path").alias("_file"), F.col("value"))
     fn = _IngestBatch(options, stream_id(checkpoint_location), _Compaction(target, compact_every) if compact_every else None)
     return _start(lines, fn, checkpoint_location, trigger, query_name)
 
