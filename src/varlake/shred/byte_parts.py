@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from varlake.errors import InvalidShreddedLayoutError
 
-__all__ = ["Fixed", "Part", "Var", "binary_array", "element_offsets", "join_parts", "part_lengths", "select_rows", "var"]
+__all__ = ["Fixed", "Part", "Var", "binary_array", "element_offsets", "join_parts", "part_lengths", "select_rows", "valid_mask", "var"]
 
 _LIMIT = 2**31 - 1
 _WORDS = (8, 4, 2, 1)
@@ -41,6 +41,10 @@ class Var:
 
     array: pa.Array
     lengths: np.ndarray
+    matrix: np.ndarray | None = None
+    """When set: the same number of bytes in every non-empty row, as an ``(m, width)``
+    uint8 matrix of the non-empty rows (in order), and ``keep`` marks those rows."""
+    keep: np.ndarray | None = None
 
 
 Part = np.ndarray | Var
@@ -50,6 +54,18 @@ def _offsets(arr: pa.Array) -> np.ndarray:
     buf = arr.buffers()[1]
     raw = np.frombuffer(buf, dtype="<i4", count=len(arr) + 1 + arr.offset)
     return raw[arr.offset :].astype(np.int64)
+
+
+def valid_mask(arr: pa.Array) -> np.ndarray:
+    """Boolean numpy mask of an array's non-null slots, unpacked from its validity bitmap."""
+    n = len(arr)
+    if arr.null_count == 0:
+        return np.ones(n, dtype=bool)
+    buf = None if pa.types.is_null(arr.type) else arr.buffers()[0]
+    if buf is None:  # nulls without a bitmap (null type)
+        return np.zeros(n, dtype=bool) if pa.types.is_null(arr.type) else pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    bits = np.unpackbits(np.frombuffer(buf, dtype=np.uint8), count=arr.offset + n, bitorder="little")
+    return bits[arr.offset :].view(bool)
 
 
 def element_offsets(arr: pa.Array) -> np.ndarray:
@@ -68,9 +84,10 @@ def var(arr: pa.Array) -> Var:
 
 class Fixed:
     """A part of ``width`` bytes in each of ``n`` rows, kept as pieces until written:
-    ``(value, width)`` with ``value`` an int (the same bytes in every row) or a 1-D
+    ``(value, width)`` with ``value`` an int (the same bytes in every row), a 1-D
     numpy array of per-row numbers, stored little-endian in ``width`` bytes
-    (1, 2, 3, 4 or 8; wider data comes as several pieces)."""
+    (1, 2, 3, 4 or 8; wider data comes as several pieces), or an ``(n, width)`` uint8
+    matrix of each row's bytes (a string payload of one length in every row)."""
 
     __slots__ = ("n", "pieces", "width")
 
@@ -100,6 +117,9 @@ def _store(out: np.ndarray, at: int, value: np.ndarray | int, width: int) -> Non
     n, row = out.shape
     if isinstance(value, (int, np.integer)):
         value = int(value) & ((1 << (8 * width)) - 1)
+    elif value.ndim == 2:  # the row's bytes as they are
+        out[:, at : at + width] = value
+        return
     for w in _WORDS:
         while width >= w:
             view = np.ndarray((n,), dtype=f"<u{w}", buffer=out, offset=at, strides=(row,))
@@ -163,7 +183,9 @@ def select_rows(part: Part, keep: np.ndarray) -> Var:
         lengths = keep.astype(np.int64) * w
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        return Var(binary_array(offsets, part.matrix()[keep].reshape(-1)), lengths)
+        kept = np.flatnonzero(keep)
+        sub = Fixed(len(kept), [(v if isinstance(v, (int, np.integer)) else v[kept], pw) for v, pw in part.pieces])
+        return Var(binary_array(offsets, sub.matrix().reshape(-1)), lengths)
     arr, lengths = part.array, part.lengths
     if not lengths[~keep].any():
         if arr.null_count:  # nulls only where dropped, all empty: the same bytes without the bitmap

@@ -3,14 +3,18 @@
 A row whose object level has both ``typed_value`` and a residual ``value`` object reads
 as one object holding the residual's fields and the shredded ones. ``merged_objects``
 builds that for every row of a level at once: it parses the residual objects' headers
-with numpy (counts, field ids, offsets, each field value's size), sorts each row's
-fields, residual and shredded, by key (through each metadata dictionary's key ranks),
-and writes new headers. The new object's values are the residual's value bytes (copied
-as one block per row) followed by the shredded fields' parts. Anything unusual in a
-residual -- not an object, a header or value past its end, trailing bytes, an id outside
-the dictionary, keys out of order or repeated, a key that is also shredded, a primitive
-type this reader does not know -- makes it return None, and the caller hands the level
-to the reference path, which raises the named error or handles the rare shape.
+with numpy (counts, field ids, offsets, each field value's size), ranks every key
+through its row's metadata dictionary, and writes new headers. Rows are grouped by
+shape -- how many residual fields, and where each present shredded field falls among
+them -- and each group's headers are written as one matrix (``shred.object_headers``);
+with too many shapes, entries are sorted by (row, key rank) and scattered instead. The
+new object's values are the residual's value bytes (copied as one block per row)
+followed by the shredded fields' parts; a row with only ``value`` keeps its bytes as
+stored. Anything unusual in a residual -- not an object, a header or value past its
+end, trailing bytes, an id outside the dictionary, keys out of order or repeated, a key
+that is also shredded, a primitive type this reader does not know -- makes it return
+None, and the caller hands the level on (in the end to the reference path, which
+raises the named error or handles the rare shape).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from varlake.errors import VariantError
-from varlake.shred.byte_parts import Var, binary_array, element_offsets
+from varlake.shred.byte_parts import Fixed, Var, binary_array, element_offsets
+from varlake.shred.object_headers import at_rows, grouped_header, shape_groups
 from varlake.shred.unshred_context import ReconstructContext
 from varlake.shred.variant_arrays import uint_width
 from varlake.variant.decoder import metadata_view
@@ -34,7 +39,8 @@ __all__ = ["FieldInfo", "merged_objects"]
 _PRIMITIVE_SIZE = np.array([1, 1, 1, 2, 3, 5, 9, 9, 6, 10, 18, 5, 9, 9, 5, -1, -1, 9, 9, 9, 17], dtype=np.int64)
 
 FieldInfo = tuple[np.ndarray | int, np.ndarray | None, np.ndarray | int]
-"""A shredded field of the level, in key order: (field id(s), present mask or None, size(s))."""
+"""A shredded field of the level, in key order: (field id(s), present mask or None, size(s)),
+its parts empty where it is absent."""
 
 
 def _read_uint(data: np.ndarray, pos: np.ndarray, width: np.ndarray | int) -> np.ndarray:
@@ -161,17 +167,20 @@ def merged_objects(
     rows: np.ndarray,
     ctx: ReconstructContext,
     residual: pa.Array,
-    both: np.ndarray,
+    vvalid: np.ndarray,
+    tvalid: np.ndarray,
     keys: frozenset[str],
     fields: Sequence[FieldInfo],
 ) -> tuple[Var, Var, np.ndarray] | None:
     """Headers and residual value blocks of a level's objects, or None (use the reference).
 
-    ``residual`` is the level's ``value`` (binary), a residual object in the ``both``
-    slots; ``fields`` the shredded fields in key order. Returns the header part, the
-    residual values part (empty in the other slots) and each slot's residual block size:
-    a slot's object is the header, that block, then the present shredded values in key
-    order.
+    ``residual`` is the level's ``value`` (binary, valid where ``vvalid``) and ``tvalid``
+    where its ``typed_value`` is valid; ``fields`` the shredded fields in key order (absent
+    where ``tvalid`` is False). Returns the header part, the residual part and each
+    slot's residual part size. Where both columns are valid the slot's object is the
+    header, the residual object's value bytes, then the present shredded values in key
+    order; where only ``typed_value`` is, the header then the shredded values; where only
+    ``value`` is, the header is empty and the residual part is the whole stored value.
     """
     try:
         ranks = _Ranks(ctx, keys)
@@ -180,7 +189,7 @@ def merged_objects(
     offs = element_offsets(residual)
     buf = residual.buffers()[2]
     data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, np.uint8)
-    slots = np.flatnonzero(both)
+    slots = np.flatnonzero(vvalid & tvalid)
     start = offs[:-1][slots]
     end = offs[1:][slots]
     if (end <= start).any():
@@ -191,6 +200,8 @@ def merged_objects(
     cb = np.where((head >> 6) & 0x01, 4, 1)
     isz = ((head >> 4) & 0x03) + 1
     osz = ((head >> 2) & 0x03) + 1
+    if len(head) and (head == head[0]).all():  # one header layout: widths as numbers
+        cb, isz, osz = int(cb[0]), int(isz[0]), int(osz[0])  # type: ignore[assignment]
     if (start + 1 + cb > end).any():
         return None
     rcount = _read_uint(data, start + 1, cb)
@@ -200,14 +211,14 @@ def merged_objects(
     block = _read_uint(data, start + rheader - osz, osz)  # the residual's data size
     if (start + rheader + block != end).any():  # trailing bytes: the reference decides
         return None
-    # one entry per residual field: its row, id and offset within the block
+    # one entry per residual field: its slot, id and offset within the block
     total = int(rcount.sum())
     entry_slot = np.repeat(np.arange(len(slots), dtype=np.int64), rcount)
     first = np.zeros(len(slots) + 1, dtype=np.int64)
     np.cumsum(rcount, out=first[1:])
     k = np.arange(total, dtype=np.int64) - first[:-1][entry_slot]
-    e_isz, e_osz = isz[entry_slot], osz[entry_slot]
-    ids_at = start[entry_slot] + 1 + cb[entry_slot]
+    e_isz, e_osz = _at(isz, entry_slot), _at(osz, entry_slot)
+    ids_at = start[entry_slot] + 1 + _at(cb, entry_slot)
     r_id = _read_uint(data, ids_at + k * e_isz, e_isz)
     r_off = _read_uint(data, ids_at + rcount[entry_slot] * e_isz + k * e_osz, e_osz)
     data_start = start + rheader
@@ -225,47 +236,179 @@ def merged_objects(
             return None
     block_size = np.zeros(n, dtype=np.int64)
     block_size[slots] = block
-    # shredded entries: (row, field) matrices read row by row (fields are in key order)
+    # shredded values follow the residual block, in key order
+    offsets: list[np.ndarray | int] = []
+    at: np.ndarray | int = block_size
+    count = np.zeros(n, dtype=np.int64)
+    count[slots] = rcount
+    max_id = int(r_id.max()) if total else 0
+    for ids, present, size in fields:
+        offsets.append(at)
+        at = at + (size if present is None else np.where(present, size, 0))
+        count += 1 if present is None else present
+        if isinstance(ids, (int, np.integer)):
+            if present is None or present.any():
+                max_id = max(max_id, int(ids))
+        elif present is None:
+            max_id = max(max_id, int(ids.max()) if n else 0)
+        elif present.any():
+            max_id = max(max_id, int(ids[present].max()))
+    data_size = np.broadcast_to(np.asarray(at, dtype=np.int64), (n,))
+    # header widths shared by the batch (larger than needed is valid)
+    large = bool(n and count.max() > 0xFF)
+    widths = (4 if large else 1, _width(max_id), _width(int(data_size.max()) if n else 0))
+    head_byte = 0x02 | ((widths[2] - 1) << 2) | ((widths[1] - 1) << 4) | (int(large) << 6)
+    entries = _Entries(slots, entry_slot, first, r_id, r_off, r_rank)
+    header = _grouped(n, rows, tvalid, ranks, entries, fields, offsets, data_size, head_byte, widths)
+    if header is None:
+        header = _entrywise(n, rows, tvalid, ranks, entries, fields, offsets, count, data_size, head_byte, widths)
+        if header is None:
+            return None
+    # each row's residual part: the residual's value block, or the whole value where only it is
+    only = np.flatnonzero(vvalid & ~tvalid)
+    cut = np.repeat(offs[:-1], 2)
+    cut[2 * slots] = data_start
+    cut[2 * slots + 1] = data_start + block
+    cut[2 * only + 1] = offs[1:][only]
+    block_size[only] = offs[1:][only] - offs[:-1][only]
+    cut = np.append(cut, offs[-1])
+    pieces = pa.Array.from_buffers(pa.binary(), 2 * n, [None, pa.py_buffer(cut.astype(np.int32)), buf])
+    blocks = pc.take(pieces, pa.array(np.arange(0, 2 * n, 2, dtype=np.int64)))
+    return header, Var(blocks, block_size), block_size
+
+
+def _at(value: np.ndarray | int, index: np.ndarray) -> np.ndarray | int:
+    return value if isinstance(value, int) else value[index]
+
+
+def _width(value: int) -> int:
+    return int(uint_width(np.array([value], dtype=np.int64))[0])
+
+
+class _Entries:
+    """The residual fields of the merged slots: slot of each entry, each slot's first
+    entry, and each entry's field id, offset in its block and key rank."""
+
+    __slots__ = ("first", "r_id", "r_off", "r_rank", "slot", "slots")
+
+    def __init__(self, slots: np.ndarray, slot: np.ndarray, first: np.ndarray, r_id: np.ndarray, r_off: np.ndarray, r_rank: np.ndarray) -> None:
+        self.slots, self.slot, self.first = slots, slot, first
+        self.r_id, self.r_off, self.r_rank = r_id, r_off, r_rank
+
+
+def _grouped(
+    n: int,
+    rows: np.ndarray,
+    tvalid: np.ndarray,
+    ranks: _Ranks,
+    e: _Entries,
+    fields: Sequence[FieldInfo],
+    offsets: list[np.ndarray | int],
+    data_size: np.ndarray,
+    head_byte: int,
+    widths: tuple[int, int, int],
+) -> Var | None:
+    """The merged headers, rows grouped by shape: how many residual fields and where each
+    present shredded field falls among them (``object_headers``). None: too many shapes."""
+    rcount = np.diff(e.first)
+    if len(rcount) and rcount.max() > 0xFE:
+        return None
+    everywhere = bool(tvalid.all())
+    hrows = np.arange(n, dtype=np.int64) if everywhere else np.flatnonzero(tvalid)
+
+    def at_held(column: np.ndarray) -> np.ndarray:
+        return column if everywhere else column[hrows]
+
+    n_res = np.zeros(n, dtype=np.int64)
+    n_res[e.slots] = rcount
+    entry_rows = e.slots[e.slot]
+    code = ranks.codes[rows[entry_rows]]
+    first_entry = np.zeros(n, dtype=np.int64)
+    first_entry[e.slots] = e.first[:-1]
+    columns = [at_held(n_res)]
+    position: list[np.ndarray] = []
+    for ids, present, _ in fields:
+        # the field goes after the residual fields whose keys sort before its key
+        pos = np.zeros(n, dtype=np.int64)
+        if len(entry_rows):
+            rank = ranks.rank[np.minimum(ranks.base[code] + np.maximum(at_rows(ids, entry_rows), 0), len(ranks.rank) - 1)]
+            pos[e.slots] = np.bincount(e.slot, weights=e.r_rank < rank, minlength=len(e.slots)).astype(np.int64)
+        position.append(pos)
+        columns.append(at_held(pos) if present is None else np.where(at_held(present), at_held(pos), 0xFF))
+    groups = shape_groups(hrows, np.stack(columns, axis=1).astype(np.uint8))
+    if groups is None:
+        return None
+    cbw, iszw, oszw = widths
+
+    def build(g: np.ndarray) -> Fixed:
+        r0 = int(g[0])
+        res = int(n_res[r0])
+        held = [j for j, (_, present, _) in enumerate(fields) if present is None or present[r0]]
+        seq: list[tuple[bool, int]] = []  # (residual?, index) in key order
+        for k in range(res + 1):
+            seq.extend((False, j) for j in held if position[j][r0] == k)
+            if k < res:
+                seq.append((True, k))
+        out = Fixed(len(g), [(head_byte, 1), (len(seq), cbw)])
+        at = first_entry[g] if res else None
+        for residual, j in seq:
+            out.add(e.r_id[at + j] if residual else at_rows(fields[j][0], g), iszw)  # type: ignore[operator]
+        for residual, j in seq:
+            out.add(e.r_off[at + j] if residual else at_rows(offsets[j], g), oszw)  # type: ignore[operator]
+        out.add(data_size[g], oszw)
+        return out
+
+    return grouped_header(n, groups, build)
+
+
+def _entrywise(
+    n: int,
+    rows: np.ndarray,
+    tvalid: np.ndarray,
+    ranks: _Ranks,
+    e: _Entries,
+    fields: Sequence[FieldInfo],
+    offsets: list[np.ndarray | int],
+    count: np.ndarray,
+    data_size: np.ndarray,
+    head_byte: int,
+    widths: tuple[int, int, int],
+) -> Var | None:
+    """The merged headers entry by entry (any number of shapes): every entry, residual and
+    shredded, sorted by (row, key rank) and scattered into place."""
     k_fields = len(fields)
     ids2 = np.empty((n, k_fields), dtype=np.int64)
     offs2 = np.empty((n, k_fields), dtype=np.int64)
     keep2 = np.ones((n, k_fields), dtype=bool)
-    at: np.ndarray | int = block_size
-    for j, (ids, present, size) in enumerate(fields):
+    for j, (ids, present, _) in enumerate(fields):
         ids2[:, j] = ids
-        offs2[:, j] = at
+        offs2[:, j] = offsets[j]
         if present is not None:
             keep2[:, j] = present
-        at = at + (size if present is None else np.where(present, size, 0))
-    data_size = np.broadcast_to(np.asarray(at, dtype=np.int64), (n,))
     sh_rows = np.broadcast_to(np.arange(n, dtype=np.int64)[:, None], (n, k_fields))[keep2]
     sh_ids, sh_offs = ids2[keep2], offs2[keep2]
     flat_sh = ranks.index(rows[sh_rows], sh_ids)
     if flat_sh is None:
         return None
     sh_rank = ranks.rank[flat_sh]
-    all_rows = np.concatenate([r_rows, sh_rows])
-    all_rank = np.concatenate([r_rank, sh_rank])
-    all_ids = np.concatenate([r_id, sh_ids])
-    all_offs = np.concatenate([r_off, sh_offs])
+    all_rows = np.concatenate([e.slots[e.slot], sh_rows])
+    all_rank = np.concatenate([e.r_rank, sh_rank])
+    all_ids = np.concatenate([e.r_id, sh_ids])
+    all_offs = np.concatenate([e.r_off, sh_offs])
     width = int(ranks.size.max()) + 1 if len(ranks.size) else 1
     order = np.argsort(all_rows * width + all_rank, kind="stable")
     e_rows = all_rows[order]
     packed = ((all_ids << 32) | all_offs)[order]  # one gather for both (ids and offsets < 2**32)
     e_ids, e_offs = packed >> 32, packed & 0xFFFFFFFF
-    count = np.bincount(e_rows, minlength=n).astype(np.int64)
-    # header widths shared by the batch (larger than needed is valid)
-    large = bool(len(count) and count.max() > 0xFF)
-    cbw = 4 if large else 1
-    iszw = int(uint_width(np.array([int(e_ids.max()) if len(e_ids) else 0]))[0])
-    oszw = int(uint_width(np.array([int(data_size.max()) if n else 0]))[0])
-    hlen = 1 + cbw + count * iszw + (count + 1) * oszw
+    cbw, iszw, oszw = widths
+    hlen = np.where(tvalid, 1 + cbw + count * iszw + (count + 1) * oszw, 0)
     hoff = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(hlen, out=hoff[1:])
     out = np.zeros(int(hoff[-1]), dtype=np.uint8)
     hstart = hoff[:-1]
-    out[hstart] = 0x02 | ((oszw - 1) << 2) | ((iszw - 1) << 4) | (int(large) << 6)
-    _put(out, hstart + 1, count, cbw)
+    held = np.flatnonzero(tvalid)
+    out[hstart[held]] = head_byte
+    _put(out, hstart[held] + 1, count[held], cbw)
     row_first = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(count, out=row_first[1:])
     idx = np.arange(len(e_rows), dtype=np.int64) - row_first[:-1][e_rows]
@@ -273,16 +416,8 @@ def merged_objects(
     _put(out, ids_start[e_rows] + idx * iszw, e_ids, iszw)
     offs_start = ids_start + count * iszw
     _put(out, offs_start[e_rows] + idx * oszw, e_offs, oszw)
-    _put(out, offs_start + count * oszw, data_size, oszw)
-    header = Var(binary_array(hoff, out), hlen)
-    # each row's residual value block: every other slice of [block starts and ends]
-    cut = np.repeat(offs[:-1], 2)
-    cut[2 * slots] = data_start
-    cut[2 * slots + 1] = data_start + block
-    cut = np.append(cut, offs[-1])
-    pieces = pa.Array.from_buffers(pa.binary(), 2 * n, [None, pa.py_buffer(cut.astype(np.int32)), buf])
-    blocks = pc.take(pieces, pa.array(np.arange(0, 2 * n, 2, dtype=np.int64)))
-    return header, Var(blocks, block_size), block_size
+    _put(out, (offs_start + count * oszw)[held], data_size[held], oszw)
+    return Var(binary_array(hoff, out), hlen)
 
 
 def _put(out: np.ndarray, pos: np.ndarray, values: np.ndarray, width: int) -> None:

@@ -29,8 +29,10 @@ value the writer meant.
 Everything else is column-at-a-time (``shred.unshred_parts``): each level becomes
 a list of byte parts (header matrices written for all rows at once, typed leaves'
 payloads) that the top level joins once per row. Partially shredded objects are
-merged column-wise too (``shred.residual_merge``); a residual that looks malformed or
-unusual, and a non-object level that holds a ``value``, go through the reference path
+merged column-wise too (``shred.residual_merge``, object headers written per row shape
+by ``shred.object_headers``), and a non-object level takes, per row, its typed bytes or
+its stored ``value``; a residual that looks malformed or unusual, and a row holding both
+a ``value`` and a ``typed_value`` at a non-object level, go through the reference path
 (``shred.unshred_reference``), which merges per row in Python and owns the error
 messages. ``unshred_variant(..., reference=True)`` runs the reference path alone
 (tests and benchmarks compare the two).

@@ -8,6 +8,7 @@ dictionary of the batch agrees.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,16 @@ __all__ = ["NULL_VARIANT", "ReconstructContext", "children_by_name"]
 NULL_VARIANT = b"\x00"
 
 
+@functools.lru_cache(maxsize=4096)
+def _keymap(metadata: bytes) -> dict[str, int]:
+    """``key -> field id`` of a metadata dictionary (the first id of a repeated key), parsed
+    once per process: batches and files share a handful of dictionaries. Read only."""
+    km: dict[str, int] = {}
+    for i, k in enumerate(metadata_view(metadata).keys()):
+        km.setdefault(k, i)
+    return km
+
+
 @dataclass
 class ReconstructContext:
     """Per-batch state shared by all levels: the rows' metadata and where we are (for errors)."""
@@ -33,6 +44,7 @@ class ReconstructContext:
     _distinct: list[bytes] = field(default_factory=list, repr=False)
     _keymaps: list[dict[str, int]] | None = field(default=None, repr=False)
     _key_ids: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _rows_codes: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def error(self, row: int, path: str, message: str) -> InvalidShreddedLayoutError:
         return InvalidShreddedLayoutError(f"{self.where}, row {self.row_offset + int(row)}, path {path}: {message}")
@@ -52,13 +64,10 @@ class ReconstructContext:
         km = self._keymaps[code]
         if km is None:
             try:
-                keys = metadata_view(self._distinct[code]).keys()
+                km = _keymap(self._distinct[code])
             except (VariantError, UnicodeDecodeError) as exc:
                 row = int(np.flatnonzero(self._codes == code)[0])  # type: ignore[operator]
                 raise self.error(row, "$", f"invalid Variant metadata ({exc})") from None
-            km = {}
-            for i, k in enumerate(keys):
-                km.setdefault(k, i)
             self._keymaps[code] = km
         return km
 
@@ -84,7 +93,17 @@ class ReconstructContext:
         table = self._table(key)
         if len(table) == 0:
             return np.full(len(rows), -1, dtype=np.int64)
-        return table[self.codes()[rows]]
+        return table[self.row_codes(rows)]
+
+    def row_codes(self, rows: np.ndarray) -> np.ndarray:
+        """``codes()`` at ``rows`` (the last rows asked for are remembered: a level's fields
+        all ask for the same rows)."""
+        cached = self._rows_codes
+        if cached is not None and cached[0] is rows:
+            return cached[1]
+        codes = self.codes()[rows]
+        self._rows_codes = (rows, codes)
+        return codes
 
     def shared_key_id(self, key: str) -> int | None:
         """The field id of ``key`` when every row of the batch has it under the same id."""
