@@ -278,3 +278,165 @@ def test_tpch_nested_shapes_read_element_leaves(spark: Any, tmp_path: Path, bad:
         assert outcomes == ["rows"] * len(TPCH_SHAPES)
     else:  # the bad date raises where a date is cast with variant_get, is NULL with try_
         assert outcomes == ["error", "error", "rows", "error", "rows"]
+
+
+# --- arrays rebuilt from element leaves: lambda-free failure tests, errors at the query's site -------------------
+
+ARRAY_LAYOUT = "k bigint, a array<struct<d: string, n: string, s: string, q: decimal(10,2)>>, ds array<string>"
+ARRAY_TARGETS = [
+    "array<struct<d: date, n: int, s: string, q: decimal(12,2), z: date>>",  # z: in no object, NULL
+    "array<struct<q: decimal(12,2), d: timestamp>>",
+    "array<struct<n: bigint, s: string>>",
+]
+BAD_DATES = ["1995-02-30x", "", "1995-13-01", "nope", "1e3"]
+GOOD_DATES = ["1995-01-02", " 1996-02-29 ", "1997-1-3", "2000-01-01T10:00:00"]
+
+
+def _item(d: str | None, n: str | None, s: str | None, q: Decimal | None) -> dict[str, Any]:
+    """A line item with the fields that are not None (the others missing in this object)."""
+    return {k: x for k, x in (("d", d), ("n", n), ("s", s), ("q", q)) if x is not None}
+
+
+def _array_checks(spark: Any, table: Table, ref: str) -> list[str]:
+    """Every form over ``$.a`` and ``$.ds`` against Spark; each read from leaves."""
+    queries = []
+    for t in ARRAY_TARGETS:
+        queries += [
+            f"SELECT id, variant_get(v, '$.a', '{t}') FROM {{t}}",
+            f"SELECT id, try_variant_get(v, '$.a', '{t}') FROM {{t}}",
+            f"SELECT id, CAST(v:a AS {t}), v:a::{t} FROM {{t}}",
+            f"SELECT id, try_cast(v:a AS {t}) FROM {{t}}",
+        ]
+    # field names match case-sensitively: D is in no object (NULL), d is not read
+    queries.append("SELECT id, CAST(v:a AS ARRAY<STRUCT<D: DATE, n: INT>>) FROM {t}")
+    queries += [
+        "SELECT id, variant_get(v, '$.ds', 'array<date>'), try_variant_get(v, '$.ds', 'array<int>') FROM {t}",
+        "SELECT id, try_cast(v:ds AS ARRAY<DATE>), CAST(v:ds AS ARRAY<STRING>) FROM {t}",
+        f"""SELECT l.d, count(*), sum(l.q) FROM (SELECT variant_get(v, '$.a', '{ARRAY_TARGETS[0]}') AS lis FROM {{t}})
+            LATERAL VIEW explode(lis) x AS l GROUP BY l.d""",
+        f"""SELECT id, l.d FROM (SELECT id, try_variant_get(v, '$.a', '{ARRAY_TARGETS[0]}') AS lis FROM {{t}})
+            LATERAL VIEW explode(lis) x AS l""",
+    ]
+    outcomes = []
+    for query in queries:
+        outcomes.append(_check(spark, table, ref, query)[0])
+        _assert_leaf_read(spark, table, query)
+    return outcomes
+
+
+DATE_OR_JUNK = st.one_of(st.sampled_from(GOOD_DATES + BAD_DATES), DATE_TEXT)
+ITEM_LISTS = st.lists(
+    st.builds(
+        _item,
+        st.none() | DATE_OR_JUNK,
+        st.none() | st.sampled_from(["1", "-7", " 12 ", "1.5", "x", "99999999999"]),
+        st.none() | st.sampled_from(["A", "", "R"]),
+        st.none() | st.decimals(min_value=-999, max_value=999, places=2),
+    ),
+    max_size=4,
+)
+ORDERS = st.lists(
+    st.fixed_dictionaries(
+        {"k": st.integers(0, 3)},
+        optional={"a": ITEM_LISTS, "ds": st.lists(st.none() | DATE_OR_JUNK, max_size=3)},
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=2, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(orders=ORDERS)
+@example(orders=[
+    {"k": 1, "a": [_item("1995-01-02", "1", "A", Decimal("1.50")), _item(None, "2", None, None)], "ds": ["1995-01-02", None]},
+    {"k": 2, "a": [], "ds": []},
+    {"k": 3},
+])
+def test_arrays_of_objects_match_spark(spark: Any, tmp_path: Path, orders: list[dict[str, Any]]) -> None:
+    orders = [{k: v for k, v in o.items() if k != "ds" or None not in v} for o in orders]  # a JSON null element is not shredded
+    docs: list[Any] = [*orders, None]
+    table = _docs_table(tmp_path / f"t{next(_COUNTER)}", docs, ARRAY_LAYOUT)
+    _array_checks(spark, table, _reference(spark, docs))
+
+
+def test_array_errors_surface_where_the_query_evaluates_them(spark: Any, tmp_path: Path) -> None:
+    """A bad date in one element: the erroring forms fail (Spark's condition), the try_ form
+    is NULL at that leaf only, a CASE that skips the row -- even reading the array twice
+    in one projection, which once made the view itself fail -- gives rows."""
+    good = [_item(d, str(i), "A", Decimal(i)) for i, d in enumerate(GOOD_DATES)]
+    docs = [{"k": 1, "a": good}, {"k": 2, "a": [*good[:2], _item("1995-02-30x", "9", "R", Decimal("2.25"))]}, {"k": 1}, None]
+    table = _docs_table(tmp_path / "t", docs, ARRAY_LAYOUT)
+    ref = _reference(spark, docs)
+    target = ARRAY_TARGETS[0]
+    outcomes = _array_checks(spark, table, ref)
+    assert outcomes[:4] == ["error", "rows", "error", "rows"]  # variant_get, try_variant_get, CAST and ::, try_cast
+    for query in [
+        f"SELECT id, CASE WHEN v:k::int = 1 THEN variant_get(v, '$.a', '{target}') END FROM {{t}}",
+        f"""SELECT id, IF(v:k::int = 1, size(variant_get(v, '$.a', '{target}')), NULL),
+                   IF(v:k::int = 1, variant_get(v, '$.a', '{target}')[0].d, NULL) FROM {{t}}""",
+        f"""SELECT l.s, count(*) FROM (SELECT variant_get(v, '$.a', '{target}') AS lis FROM {{t}} WHERE v:k::int = 1)
+            LATERAL VIEW explode(lis) x AS l GROUP BY l.s""",
+    ]:
+        assert _check(spark, table, ref, query)[0] == "rows"
+        _assert_leaf_read(spark, table, query)
+    rows = vs.sql(spark, f"SELECT try_variant_get(v, '$.a', '{target}') FROM {{t}} WHERE v:k::int = 2", t=table).collect()
+    assert [(e.d, e.n, e.s) for e in rows[0][0]] == [
+        (datetime.date(1995, 1, 2), 0, "A"), (datetime.date(1996, 2, 29), 1, "A"), (None, 9, "R")  # NULL only where the cast fails
+    ]
+    with spark_conf(spark, {"spark.sql.ansi.enabled": "false"}):
+        assert _array_checks(spark, table, ref) == outcomes
+
+
+def test_a_file_whose_path_is_not_an_array_reads_as_variant(spark: Any, tmp_path: Path) -> None:
+    """The path holds a string in one row: that file is read whole, the other from leaves."""
+    root = tmp_path / "t"
+    table = Table.create(root, "id bigint, v variant")
+    schema = StructType(tuple(table.schema.field(name) for name in ("id", "v")))
+    parts = [
+        [{"k": 1, "a": [_item("1995-01-02", "1", "A", Decimal("1.00"))]}, {"k": 2}],
+        [{"k": 1, "a": "1995-01-02"}, {"k": 2, "a": [_item("bad", "1", "A", Decimal("1.00"))]}],
+    ]
+    adds = []
+    for i, docs in enumerate(parts):
+        data = to_arrow_table({"id": [10 * i + j for j in range(len(docs))], "v": [Variant.from_python(d) for d in docs]}, schema)
+        write_parquet(data, root / f"part-{i}.parquet", shredding={"v": ARRAY_LAYOUT}, variant_columns=["v"])
+        size = (root / f"part-{i}.parquet").stat().st_size
+        adds.append(AddFile(f"part-{i}.parquet", size, {}, 0, True, table.file_stats_json(f"part-{i}.parquet")))
+    table.commit_files(adds, "append")
+    ref = _reference(spark, [d for docs in parts for d in docs])
+    spark.sql(f"SELECT id + 8 * (id DIV 2) AS id, v FROM {ref}").createOrReplaceTempView(ref + "_ids")  # ids 0, 1, 10, 11
+    query = f"SELECT id, try_variant_get(v, '$.a', '{ARRAY_TARGETS[0]}') FROM {{t}}"
+    plan = vs.explain(spark, query, t=table, show=False).plans["t"]
+    assert sorted(g.kind for g in plan.groups) == ["shredded", "variant"]
+    _check(spark, table, ref + "_ids", query)
+    assert _check(spark, table, ref + "_ids", query.replace("try_variant_get", "variant_get"))[0] == "error"
+
+
+def test_array_fast_paths_evaluate_no_lambda_and_rebuild_once(spark: Any, tmp_path: Path) -> None:
+    """The failure tests are lambda-free (``exists`` is gone), an array of primitives is read
+    with no lambda at all, and the line items are rebuilt once: Spark's filter inferred
+    below ``explode`` reads the view's column, not a second copy of the rebuild."""
+    docs = [{**_order(i), "ds": [f"1995-01-0{j + 1}" for j in range(i % 3)]} for i in range(12)]
+    table = _docs_table(tmp_path / "t", docs, ORDER_LAYOUT + ", ds array<string>")
+    items = target_type(ITEMS)
+    shape = target_type("array<struct<l_shipdate:string,l_quantity:decimal(15,2),l_flag:string,l_n:string>>")
+    failure = failure_sql("g", items, shape)
+    test = failure[: failure.index("to_variant_object")]
+    assert "exists(" not in test and "->" not in test, failure
+    dates = failure_sql("g", target_type("array<date>"), target_type("array<string>"))
+    assert "->" not in dates[: dates.index("to_variant_object")], dates
+    for query, rebuilt in [
+        (TPCH_SHAPES[0], 1),
+        ("SELECT variant_get(v, '$.lineitems', 'array<struct<l_n: int>>'), v:o_key::bigint FROM {t}", 1),
+        # an array of primitives: no lambda but the failure Variant's
+        ("SELECT v:o_key::bigint, variant_get(v, '$.ds', 'array<date>'), try_variant_get(v, '$.ds', 'array<int>') FROM {t}", 0),
+    ]:
+        _assert_leaf_read(spark, table, query)
+        df = vs.sql(spark, query, t=table)
+        df.collect()
+        plan = df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]  # the final plan
+        assert "exists(" not in plan, plan
+        # the rebuild, plus the failure Variant (built only where a cast fails)
+        assert plan.count("transform(") == rebuilt + 1 == plan.count("to_variant_object(") + rebuilt, plan
+        assert not [line for line in plan.splitlines() if "Filter" in line and "transform(" in line], plan

@@ -1,10 +1,11 @@
-"""Footer facts of a data file: where its Variant paths are shredded, and how perfectly.
+"""Layout facts of a data file for planning: from its ``add`` action's tag, else its footer.
 
 A Variant path is *perfectly shredded* in a file when it ends at a typed primitive
 ``typed_value`` leaf whose sibling ``value`` column is null in every row group (the
-footer's null counts prove it): every value at the path is then in the typed leaf, or
-missing. ``FileLayout`` answers that per path from the footer alone, and gives the
-footer's min and max of integer leaves; engines decide from these facts how to read.
+footer's null counts prove it). ``FileLayout`` (``varlake.io.layout_facts``) answers that
+per path from the footer; ``TaggedLayout`` (``varlake.io.layout_tag``) gives the same
+facts from the ``varlake.layout`` tag the write path records in each ``add``, so that a
+never-seen table plans without reading footers (``task_layout``).
 
 Footers are read through ``Storage`` and cached per file location, size and mtime
 (files of a Delta table never change, a rewritten file changes its size or mtime).
@@ -19,153 +20,24 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from varlake.errors import DataFileMissingError, ShreddingError, StorageError, StorageFileNotFoundError, TableError
+from varlake.errors import DataFileMissingError, StorageError, StorageFileNotFoundError, TableError
+from varlake.io import layout_facts, layout_tag
+from varlake.io.layout_facts import FileLayout, LayoutFacts, Segment, leaf_type_name, unique_field
+from varlake.io.layout_tag import LAYOUT_TAG, TaggedLayout, tagged_layout
 from varlake.io.storage import Storage
-from varlake.shred.layout import ArrayLayout, LeafKind, ObjectLayout, PrimitiveLayout, ValueLayout, recognise_layout
 
-__all__ = ["FileLayout", "Segment", "file_layout", "leaf_type_name", "unique_field"]
-
-Segment = str | int
-
-_LEAF_TYPES: Mapping[LeafKind, str] = {
-    LeafKind.BOOLEAN: "boolean",
-    LeafKind.INT8: "byte",
-    LeafKind.INT16: "short",
-    LeafKind.INT32: "integer",
-    LeafKind.INT64: "long",
-    LeafKind.FLOAT: "float",
-    LeafKind.DOUBLE: "double",
-    LeafKind.DATE: "date",
-    LeafKind.TIMESTAMP: "timestamp",
-    LeafKind.TIMESTAMP_NTZ: "timestamp_ntz",
-    LeafKind.STRING: "string",
-    LeafKind.BINARY: "binary",
-}
-
-
-def leaf_type_name(leaf: PrimitiveLayout) -> str | None:
-    """Canonical type name of a typed leaf; None for TIME, UUID and nanosecond timestamps."""
-    if leaf.kind in (LeafKind.DECIMAL4, LeafKind.DECIMAL8, LeafKind.DECIMAL16):
-        return f"decimal({leaf.arrow_type.precision},{leaf.arrow_type.scale})"
-    return _LEAF_TYPES.get(leaf.kind)
-
-
-def unique_field(typed: ObjectLayout, key: str) -> ValueLayout | None:
-    """The shredded field ``key``, unless another field has the same name up to case
-    (readers that match names case-insensitively, as Spark's does, would mix them)."""
-    lowered = key.lower()
-    if sum(1 for k in typed.keys if k.lower() == lowered) != 1:
-        return None
-    return typed.field(key)
-
-
-class FileLayout:
-    """The footer of one data file and what it says about its Variant columns (built once per file)."""
-
-    def __init__(self, location: str, metadata: pq.FileMetaData) -> None:
-        self.location = location
-        self.metadata = metadata
-        self.schema = metadata.schema.to_arrow_schema()
-        self.columns = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
-        self._layouts: dict[tuple[str, ...], ValueLayout | None] = {}
-        self._leaves: dict[tuple[tuple[str, ...], tuple[Segment, ...]], str | None] = {}
-        #: facts an engine derives from this footer, cached with it (keys name the engine)
-        self.memo: dict[object, object] = {}
-
-    def _group_type(self, column: tuple[str, ...]) -> pa.DataType | None:
-        t: pa.DataType | None = None
-        for i, name in enumerate(column):
-            if i == 0:
-                index = self.schema.get_field_index(name)
-                t = self.schema.field(index).type if index >= 0 else None
-            elif t is not None and pa.types.is_struct(t) and t.get_field_index(name) >= 0:
-                t = t.field(name).type
-            else:
-                return None
-        return t if t is not None and pa.types.is_struct(t) else None
-
-    def variant_root(self, column: tuple[str, ...]) -> ValueLayout | None:
-        """The top ``value``/``typed_value`` level of a Variant column, or None if it is not one."""
-        if column not in self._layouts:
-            layout: ValueLayout | None = None
-            group = self._group_type(column)
-            if group is not None:
-                try:
-                    layout = recognise_layout(group, f"{self.location}: column {'.'.join(column)!r}").root
-                except ShreddingError:
-                    layout = None  # not a layout varlake knows: no path counts as shredded
-            self._layouts[column] = layout
-        return self._layouts[column]
-
-    def all_null(self, column_path: str) -> bool:
-        """Footer proof that a Parquet column holds no value in any row group."""
-        index = self.columns.get(column_path)
-        if index is None:
-            return False
-        for g in range(self.metadata.num_row_groups):
-            chunk = self.metadata.row_group(g).column(index)
-            stats = chunk.statistics
-            if stats is None or not stats.has_null_count or stats.null_count != chunk.num_values:
-                return False
-        return True
-
-    def node(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> tuple[ValueLayout, str] | None:
-        """The shredded level at a path and its dotted Parquet path, if the path is shredded."""
-        node = self.variant_root(column)
-        if node is None:
-            return None
-        parquet = ".".join(column)
-        for segment in segments:
-            typed = node.typed
-            if isinstance(segment, str) and isinstance(typed, ObjectLayout):
-                child = unique_field(typed, segment)
-                if child is None:
-                    return None
-                node, parquet = child, f"{parquet}.typed_value.{segment}"
-            elif isinstance(segment, int) and isinstance(typed, ArrayLayout):
-                node, parquet = typed.element, f"{parquet}.typed_value.list.element"
-            else:
-                return None
-        return node, parquet
-
-    def primitive_leaf(self, node: ValueLayout, parquet: str) -> str | None:
-        """The leaf type of a level holding only typed primitives (its ``value`` all-null)."""
-        if not isinstance(node.typed, PrimitiveLayout):
-            return None
-        if f"{parquet}.typed_value" not in self.columns:
-            return None  # e.g. a legacy 2-level list: its column paths differ
-        if node.has_value and not self.all_null(f"{parquet}.value"):
-            return None
-        return leaf_type_name(node.typed)
-
-    def leaf_type(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> str | None:
-        """Type (canonical name) of the typed leaf at a perfectly shredded path, else None."""
-        key = (column, segments)
-        if key not in self._leaves:
-            found = self.node(column, segments)
-            self._leaves[key] = self.primitive_leaf(*found) if found is not None else None
-        return self._leaves[key]
-
-    def leaf_bounds(self, parquet: str) -> tuple[object, object] | None:
-        """Footer min and max of an INT32/INT64 typed leaf over all row groups (``(None,
-        None)`` when it holds no value at all), or None when a row group has values but no
-        trustworthy statistics."""
-        index = self.columns.get(f"{parquet}.typed_value")
-        if index is None:
-            return None
-        low: object = None
-        high: object = None
-        for g in range(self.metadata.num_row_groups):
-            chunk = self.metadata.row_group(g).column(index)
-            stats = chunk.statistics
-            if stats is not None and stats.has_null_count and stats.null_count == chunk.num_values:
-                continue  # only NULLs here
-            if stats is None or not stats.has_min_max or chunk.physical_type not in ("INT32", "INT64"):
-                return None
-            low = stats.min if low is None or stats.min < low else low  # type: ignore[operator]
-            high = stats.max if high is None or stats.max > high else high  # type: ignore[operator]
-        return low, high
-
+__all__ = [
+    "LAYOUT_TAG",
+    "FileLayout",
+    "LayoutFacts",
+    "Segment",
+    "TaggedLayout",
+    "clear_caches",
+    "file_layout",
+    "leaf_type_name",
+    "task_layout",
+    "unique_field",
+]
 
 _CACHE_SIZE = 4096
 _cache: OrderedDict[tuple[str, int, int], FileLayout] = OrderedDict()
@@ -205,3 +77,20 @@ def file_layout(storage: Storage, path: str) -> FileLayout:
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return layout
+
+
+def task_layout(storage: Storage, path: str, tags: Mapping[str, str | None] | None) -> LayoutFacts:
+    """The layout facts of the data file at ``path`` whose ``add`` has ``tags``: from its
+    ``varlake.layout`` tag when well-formed (no I/O), else from its footer (``file_layout``:
+    files written by other engines, by older varlake versions, or with a malformed tag)."""
+    tagged = tagged_layout(tags)
+    return tagged if tagged is not None else file_layout(storage, path)
+
+
+def clear_caches() -> None:
+    """Forget every cached footer, decoded tag and recognised layout of this process, as a
+    process that never saw a table (benchmarks measuring a first use)."""
+    with _cache_lock:
+        _cache.clear()
+    layout_tag.clear_cache()
+    layout_facts.clear_cache()

@@ -7,10 +7,11 @@ table the planner
 1. plans the scan with ``varlake.read.plan_scan``, as every engine does: files skipped
    by partition values and by statistics, and files put back because a cast in the
    filter could raise on them (Spark would have raised there);
-2. takes each file's footer facts (``varlake.read.file_layout``, read through the
-   table's ``Storage`` and cached per file): per used path, whether it is *perfectly
-   shredded* there -- a typed ``typed_value`` leaf whose sibling ``value`` column is
-   null in every row group -- and which type the leaf has;
+2. takes each file's layout facts (``varlake.read.layout.task_layout``: from the
+   ``varlake.layout`` tags of its ``add`` when the writer recorded them, else from its
+   footer, read through the table's ``Storage`` and cached per file): per used path,
+   whether it is *perfectly shredded* there -- a typed ``typed_value`` leaf whose sibling
+   ``value`` column is null in every row group -- and which type the leaf has;
 3. groups the files: a file in which every used path is perfectly shredded with a leaf
    that converts to the asked type without loss or failure (``leaf_serves``; or, for a
    wider integer or decimal leaf, when the footer's min and max prove every value fits
@@ -56,8 +57,9 @@ from varlake.expr import And, Or, Predicate
 from varlake.expr.raising import fits
 from varlake.expr.types import decimal_params, is_integral
 from varlake.read import PutBack, ScanPlan, ScanTask, bind_filter, plan_scan
-from varlake.read.layout import FileLayout, file_layout, leaf_type_name, unique_field
+from varlake.read.layout import FileLayout, LayoutFacts, leaf_type_name, task_layout, unique_field
 from varlake.shred.layout import ArrayLayout, ObjectLayout, PrimitiveLayout, ValueLayout
+from varlake.spark import leaf_casts
 from varlake.spark.leaf_casts import may_fail, string_leaf_serves
 from varlake.table import Table
 from varlake.semantics.types import DELTA_NAMES, SparkType, quote_identifier
@@ -205,10 +207,10 @@ def target_type(text: str) -> DataType:
     return dtype
 
 
-# --- what a file's shredded leaves serve (footer facts: ``varlake.read.layout``) --------------------------
+# --- what a file's shredded leaves serve (layout facts: ``varlake.read.layout``) --------------------------
 
 
-def serving(layout: FileLayout, use: PathUse) -> str | None:
+def serving(layout: LayoutFacts, use: PathUse) -> str | None:
     """What this file reads for ``use`` if it serves it, else None: the leaf type
     (``leaf_serves``), or for a struct/array target the shape of the subtree to read."""
     key = ("spark.serving", use)
@@ -217,7 +219,7 @@ def serving(layout: FileLayout, use: PathUse) -> str | None:
     return layout.memo[key]  # type: ignore[return-value]
 
 
-def _serving(layout: FileLayout, use: PathUse) -> str | None:
+def _serving(layout: LayoutFacts, use: PathUse) -> str | None:
     if not is_nested(use.target):
         leaf = layout.leaf_type(use.column, use.segments)
         if leaf_serves(leaf, use.target) or string_leaf_serves(leaf, use.target):
@@ -229,7 +231,7 @@ def _serving(layout: FileLayout, use: PathUse) -> str | None:
     return type_text(shape) if shape is not None else None
 
 
-def _bounded_serves(layout: FileLayout, leaf: str, target: str, parquet: str) -> bool:
+def _bounded_serves(layout: LayoutFacts, leaf: str, target: str, parquet: str) -> bool:
     """A leaf wider than ``target`` still serves it when the footer's min and max prove
     every value fits: integers into narrower integers or decimals, decimals into
     decimals with fewer integer digits (never a smaller scale: that would round)."""
@@ -246,7 +248,7 @@ def _bounded_serves(layout: FileLayout, leaf: str, target: str, parquet: str) ->
     return low is None or (fits(low, target) and fits(high, target))
 
 
-def _shape(layout: FileLayout, node: ValueLayout, parquet: str, target: DataType) -> DataType | None:
+def _shape(layout: LayoutFacts, node: ValueLayout, parquet: str, target: DataType) -> DataType | None:
     """The subtree to read for ``target`` if this level is perfectly shredded for it."""
     if isinstance(target, PrimitiveType):
         leaf = layout.primitive_leaf(node, parquet)
@@ -283,7 +285,7 @@ def _shape(layout: FileLayout, node: ValueLayout, parquet: str, target: DataType
     return None
 
 
-def _probe(layout: FileLayout, typed: ObjectLayout, parquet: str) -> StructField | None:
+def _probe(layout: LayoutFacts, typed: ObjectLayout, parquet: str) -> StructField | None:
     """One shredded field of an object with a readable typed leaf under it."""
     for key, child in typed.fields:
         if unique_field(typed, key) is None:
@@ -294,11 +296,11 @@ def _probe(layout: FileLayout, typed: ObjectLayout, parquet: str) -> StructField
     return None
 
 
-def _any_leaf(layout: FileLayout, node: ValueLayout, parquet: str) -> DataType | None:
+def _any_leaf(layout: LayoutFacts, node: ValueLayout, parquet: str) -> DataType | None:
     typed = node.typed
     if isinstance(typed, PrimitiveLayout):
         name = leaf_type_name(typed)
-        return PrimitiveType(name) if name is not None and f"{parquet}.typed_value" in layout.columns else None
+        return PrimitiveType(name) if name is not None and layout.has_column(f"{parquet}.typed_value") else None
     if isinstance(typed, ArrayLayout):
         element = _any_leaf(layout, typed.element, f"{parquet}.typed_value.list.element")
         return ArrayType(element, True) if element is not None else None
@@ -366,6 +368,9 @@ class TablePlan:
     uses: tuple[PathUse, ...]
     whole_variant: bool
     groups: tuple[FileGroup, ...]
+    #: the view computes its rebuilt struct and array columns apart from the query's
+    #: filters (``reader._keep_apart``): the query filters on none of the table's paths
+    keep_apart: bool = False
 
     @property
     def schema(self) -> StructType:
@@ -470,13 +475,13 @@ def plan_table(
 
 
 def _with_failures(uses: tuple[PathUse, ...], groups: tuple[FileGroup, ...]) -> tuple[tuple[PathUse, ...], tuple[FileGroup, ...]]:
-    """The uses and groups with a failure column (``failure_of``) for every erroring use of a
-    primitive type that some shredded group serves with a cast that can fail (a string
-    leaf), read in every shredded group from the use's own leaf (struct and array targets
-    raise in their rebuilt value: ``leaf_casts``)."""
+    """The uses and groups with a failure column (``failure_of``) for every erroring use
+    that some shredded group serves with a cast that can fail (a string leaf, or a struct or
+    array target with one under it), read in every shredded group from the use's own leaf
+    or subtree (``leaf_casts``)."""
     failing = [
         use for use in uses
-        if use.target != ISNULL and not use.safe and not is_nested(use.target) and any(
+        if use.target != ISNULL and not use.safe and not (is_nested(use.target) and leaf_casts._LAMBDA_REBUILD) and any(
             g.kind == "shredded" and may_fail(target_type(g.leaves[use]), target_type(use.target)) for g in groups
         )
     ]
@@ -490,7 +495,7 @@ def _with_failures(uses: tuple[PathUse, ...], groups: tuple[FileGroup, ...]) -> 
     return uses + tuple(f for f, _ in extra), groups
 
 
-def file_column(layout: FileLayout, column: tuple[str, ...], mapping: ColumnMapping | None) -> tuple[str, ...] | None:
+def file_column(layout: LayoutFacts, column: tuple[str, ...], mapping: ColumnMapping | None) -> tuple[str, ...] | None:
     """The names a data file gives a column (a path through structs) of the table: its
     physical names in ``name`` mode, the names of the fields holding its field ids in ``id``
     mode (None if the file lacks one), the display names without column mapping."""
@@ -498,6 +503,8 @@ def file_column(layout: FileLayout, column: tuple[str, ...], mapping: ColumnMapp
         return column
     if mapping.mode != "id":
         return mapping.physical_path(column)
+    if not isinstance(layout, FileLayout):
+        return None  # field ids are in the footer only (``_group`` reads it in id mode)
     names: list[str] = []
     dtype: DataType = mapping.schema
     fields = list(layout.schema)
@@ -526,7 +533,10 @@ def _group(
         partition = tuple((c, task.partition_values.get(c)) for c in partition_columns)
         leaves: tuple[tuple[PathUse, str], ...] | None = None
         if uses:
-            layout = file_layout(table.storage, f"{table.path}/{task.relative_path}")
+            # the add's layout tags when well-formed, else the footer (id mode matches columns by
+            # the file's field ids, which only the footer holds)
+            tags = None if mapping is not None and mapping.mode == "id" else task.add.tags
+            layout = task_layout(table.storage, f"{table.path}/{task.relative_path}", tags)
             found = []
             for use in uses:
                 # footer facts are looked up under the file's own names of the Variant column

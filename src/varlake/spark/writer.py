@@ -574,7 +574,7 @@ def _build_adds(
     return adds
 
 
-_FACTS_SCHEMA = "relative string, size bigint, mtime bigint, num_rows bigint, stats string"
+_FACTS_SCHEMA = "relative string, size bigint, mtime bigint, num_rows bigint, stats string, layout string"
 
 
 def _facts_on_executors(
@@ -592,11 +592,11 @@ def _facts_on_executors(
         for batch in batches:
             part = [listed[i] for i in batch.column(0).to_pylist()]
             rows = list(file_facts(storage, part, schema_json, indexed))
-            columns = list(zip(*rows)) if rows else [[] for _ in range(5)]
-            types = [pa.string(), pa.int64(), pa.int64(), pa.int64(), pa.string()]
+            columns = list(zip(*rows)) if rows else [[] for _ in range(6)]
+            types = [pa.string(), pa.int64(), pa.int64(), pa.int64(), pa.string(), pa.string()]
             yield pa.RecordBatch.from_arrays(
                 [pa.array(list(c), t) for c, t in zip(columns, types)],
-                ["relative", "size", "mtime", "num_rows", "stats"],
+                ["relative", "size", "mtime", "num_rows", "stats", "layout"],
             )
 
     try:

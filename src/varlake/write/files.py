@@ -1,5 +1,6 @@
 """Data files -> ``add`` actions: where a new file goes, and its ``AddFile`` with Delta
-statistics read from its Parquet footer, size and time from ``Storage``.
+statistics and its layout facts (the ``varlake.layout`` tags, ``io.layout_tag``, so that
+planners need not read the footer) read from its Parquet footer, size and time from ``Storage``.
 
 Both engines use it: ``Table`` for the files varlake's Parquet writer made, the Spark
 writer for the files Spark's made (on the executors when there are many).
@@ -7,6 +8,7 @@ writer for the files Spark's made (on the executors when there are many).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -16,6 +18,7 @@ from varlake.delta import config
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType, parse_schema
 from varlake.delta.stats import stats_json
+from varlake.io.layout_tag import layout_tags
 from varlake.io.storage import Storage
 from varlake.semantics import partition_values
 
@@ -30,7 +33,9 @@ __all__ = [
 ]
 
 NUM_INDEXED_COLS = config.PROP_NUM_INDEXED_COLS
-FileFacts = tuple[str, int, int, int, str]  # relative path, size, mtime ms, rows, stats JSON
+#: relative path, size, mtime ms, rows, stats JSON, the ``add.tags`` of its layout as a JSON object
+#: (``io.layout_tag``; text, so that executors can send it back as a string column)
+FileFacts = tuple[str, int, int, int, str, str | None]
 
 
 def num_indexed_cols(properties: Mapping[str, str]) -> int:
@@ -55,7 +60,7 @@ def file_facts(
     indexed: int,
     footers: Mapping[str, Any] | None = None,
 ) -> Iterator[FileFacts]:
-    """Size, mtime, row count and Delta stats of each ``(relative, storage path)`` file.
+    """Size, mtime, row count, Delta stats and layout tags of each ``(relative, storage path)`` file.
 
     Size and time come from ``storage.info``; the footer from ``footers`` (already at hand)
     or read through ``storage.open_read``. Runs on the driver or, through an RDD, on executors.
@@ -69,12 +74,16 @@ def file_facts(
         if meta is None:
             with storage.open_read(path) as handle:
                 meta = pq.read_metadata(handle)
-        yield relative, info.size, info.mtime_ms, meta.num_rows, stats_json(meta, schema, indexed)
+        tags = layout_tags(meta, path)  # from the same footer: no second read
+        stats = stats_json(meta, schema, indexed)
+        yield relative, info.size, info.mtime_ms, meta.num_rows, stats, json.dumps(tags) if tags else None
 
 
-def add_action(facts: FileFacts, values: Mapping[str, str | None]) -> AddFile:
-    """The ``add`` of a new data file (its relative path URI-quoted, as Delta logs paths)."""
-    relative, size, mtime, _rows, stats = facts
+def add_action(facts: FileFacts | tuple[str, int, int, int, str], values: Mapping[str, str | None]) -> AddFile:
+    """The ``add`` of a new data file (its relative path URI-quoted, as Delta logs paths),
+    its layout facts under ``tags`` (``io.layout_tag``) when ``facts`` carry them."""
+    relative, size, mtime, _rows, stats = facts[:5]
+    tags = json.loads(facts[5]) if len(facts) > 5 and facts[5] else None
     return AddFile(
         path=quote(relative),
         size=size,
@@ -82,6 +91,7 @@ def add_action(facts: FileFacts, values: Mapping[str, str | None]) -> AddFile:
         modification_time=mtime,
         data_change=True,
         stats=stats,
+        tags=tags,
     )
 
 
