@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -158,7 +159,7 @@ def test_value_only_rows_keep_their_bytes() -> None:
     _check(variant_column(docs, True, KEYS + ["q"]), "b bigint, m struct<x: bigint>")
 
 
-def test_merged_levels_do_not_reach_the_reference() -> None:
+def test_merged_levels_do_not_reach_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     """Well-formed residuals at the top, in a nested object and in array elements merge
     column-wise (the reference path is never called)."""
     from varlake.shred import unshred_parts
@@ -166,12 +167,8 @@ def test_merged_levels_do_not_reach_the_reference() -> None:
     docs = [{"b": i, "a": i, "m": {"x": i, "c": [i], **({"z": "q"} if i % 2 else {})}, "x": [{"b": i, "z": 1}] * (i % 3), "~": 1} for i in range(50)]
     col = variant_column(docs, False, KEYS)
     shredded = shred(col, SCHEMAS[0])
-    saved = unshred_parts.reference_level
-    unshred_parts.reference_level = None  # type: ignore[assignment]
-    try:
-        fast = _variants(unshred_variant(shredded))
-    finally:
-        unshred_parts.reference_level = saved
+    monkeypatch.setattr(unshred_parts, "reference_level", None)  # the fast path must not need it
+    fast = _variants(unshred_variant(shredded))
     assert fast == _variants(col)
 
 
