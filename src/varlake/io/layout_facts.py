@@ -13,6 +13,7 @@ Two sources give the same facts: ``FileLayout``, from the Parquet footer, and
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 
 import pyarrow as pa
@@ -57,7 +58,7 @@ def unique_field(typed: ObjectLayout, key: str) -> ValueLayout | None:
     return typed.field(key)
 
 
-class LayoutFacts:
+class LayoutFacts(ABC):
     """What a data file's layout says about its Variant columns, whatever the source.
 
     Columns are named as in the file (``("v",)``, ``("s", "v")``); Parquet columns by their
@@ -70,22 +71,22 @@ class LayoutFacts:
         #: facts an engine derives from these, cached with them (keys name the engine)
         self.memo: dict[object, object] = {}
 
+    @abstractmethod
     def variant_root(self, column: tuple[str, ...]) -> ValueLayout | None:
         """The top ``value``/``typed_value`` level of a Variant column, or None if it is not one."""
-        raise NotImplementedError
 
+    @abstractmethod
     def all_null(self, column_path: str) -> bool:
         """Proof that a Parquet column holds no value in any row group."""
-        raise NotImplementedError
 
+    @abstractmethod
     def has_column(self, column_path: str) -> bool:
         """Whether the file has this Parquet (leaf) column."""
-        raise NotImplementedError
 
+    @abstractmethod
     def leaf_bounds(self, parquet: str) -> tuple[object, object] | None:
         """Min and max of the integer or decimal typed leaf of the level at ``parquet`` over
         all row groups (``(None, None)`` when it holds no value at all), or None when unknown."""
-        raise NotImplementedError
 
     def node(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> tuple[ValueLayout, str] | None:
         """The shredded level at a path and its dotted Parquet path, if the path is shredded."""
