@@ -1,13 +1,15 @@
 """Test helpers shared by the shredding and hashing tests: Variant columns built from
-Python documents, and shredding leaves too narrow for the values they get."""
+Python documents and read back, shredding leaves too narrow for the values they get, and
+the check that the fast unshred path equals the reference path and the original values."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
 
+from varlake.shred.unshred import unshred_variant
 from varlake.variant import Variant
 from varlake.variant.encoder import MetadataBuilder, encode_python
 
@@ -60,3 +62,27 @@ def narrow_type(t: pa.DataType) -> pa.DataType:
     if pa.types.is_floating(t):
         return pa.float32()
     return t
+
+
+def variants_of(col: pa.Array | pa.ChunkedArray) -> list[Variant | None]:
+    """The Variants of a ``metadata``/``value`` column (None where the row is NULL)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    metas, values, valid = col.field("metadata").to_pylist(), col.field("value").to_pylist(), col.is_valid().to_pylist()
+    return [Variant(m, v) if ok else None for m, v, ok in zip(metas, values, valid)]
+
+
+def check_unshred(shredded: pa.Array, original: Sequence[Variant | None], extra: Callable[[Variant], None] | None = None) -> None:
+    """Unshredding ``shredded`` by the fast path gives valid Variants equal to the reference
+    path's and to ``original``, row by row (``extra``: a further check of each value)."""
+    fast = variants_of(unshred_variant(shredded))
+    ref = variants_of(unshred_variant(shredded, reference=True))
+    assert len(fast) == len(ref) == len(original)
+    for i, (f, r, o) in enumerate(zip(fast, ref, original)):
+        assert (f is None) == (r is None) == (o is None), i
+        if f is not None:
+            f.validate()
+            if extra is not None:
+                extra(f)
+            assert f == r, (i, f.to_python(), r.to_python())
+            assert f == o, i

@@ -26,7 +26,7 @@ from varlake.shred.shred import shred
 from varlake.shred.unshred import unshred_variant
 from varlake.variant import Variant
 from varlake.variant.decoder import array_positions, metadata_view, object_entries
-from variant_columns import variant_column
+from variant_columns import check_unshred, variant_column, variants_of
 
 # shredded keys first; the rest look like them or sort around them
 SHREDDED = ["b", "m", "x"]
@@ -72,11 +72,6 @@ SCHEMAS = [
 PROPS = settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 
 
-def _variants(col: pa.Array) -> list[Variant | None]:
-    metas, vals, ok = col.field("metadata").to_pylist(), col.field("value").to_pylist(), col.is_valid().to_pylist()
-    return [Variant(m, v) if k else None for m, v, k in zip(metas, vals, ok)]
-
-
 def _keys_ascend(v: Variant) -> None:
     """Every object's fields are in UTF-8 key order (VariantEncoding.md), at every depth."""
     meta = metadata_view(v.metadata)
@@ -94,18 +89,7 @@ def _keys_ascend(v: Variant) -> None:
 
 
 def _check(col: pa.StructArray, schema: str) -> None:
-    original = _variants(col)
-    shredded = shred(col, schema)
-    fast = _variants(unshred_variant(shredded))
-    ref = _variants(unshred_variant(shredded, reference=True))
-    assert len(fast) == len(ref) == len(original)
-    for i, (f, r, o) in enumerate(zip(fast, ref, original)):
-        assert (f is None) == (r is None) == (o is None), i
-        if f is not None:
-            f.validate()
-            _keys_ascend(f)
-            assert f == r, (i, f.to_python(), r.to_python())
-            assert f == o, i
+    check_unshred(shred(col, schema), variants_of(col), _keys_ascend)
 
 
 @PROPS
@@ -168,8 +152,8 @@ def test_merged_levels_do_not_reach_the_reference(monkeypatch: pytest.MonkeyPatc
     col = variant_column(docs, False, KEYS)
     shredded = shred(col, SCHEMAS[0])
     monkeypatch.setattr(unshred_parts, "reference_level", None)  # the fast path must not need it
-    fast = _variants(unshred_variant(shredded))
-    assert fast == _variants(col)
+    fast = variants_of(unshred_variant(shredded))
+    assert fast == variants_of(col)
 
 
 def test_strings_of_one_length_fuse_into_fixed_parts() -> None:

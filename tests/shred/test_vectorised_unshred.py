@@ -34,7 +34,7 @@ from varlake.variant import TimestampNanos, Variant
 from varlake.variant.encoder import MetadataBuilder, encode_python
 from varlake.variant.temporal import Float32
 from varlake.write.shredding import stable_widths
-from variant_columns import narrow_type, variant_column
+from variant_columns import check_unshred, narrow_type, variant_column, variants_of
 
 KEYS = ["a", "b", "c", "é", "k1", "z", "Zed", "日本"]
 UTC = dt.timezone.utc
@@ -128,34 +128,15 @@ def _schemas(col: pa.StructArray, extra: list[str]) -> list[ShreddingSchema]:
     return out
 
 
-def _variants(col: pa.Array | pa.ChunkedArray) -> list[Variant | None]:
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    metas, values, valid = col.field("metadata").to_pylist(), col.field("value").to_pylist(), col.is_valid().to_pylist()
-    return [Variant(m, v) if ok else None for m, v, ok in zip(metas, values, valid)]
-
-
-def _check(shredded: pa.Array, original: list[Variant | None]) -> None:
-    fast = _variants(unshred_variant(shredded))
-    ref = _variants(unshred_variant(shredded, reference=True))
-    assert len(fast) == len(ref) == len(original)
-    for i, (f, r, o) in enumerate(zip(fast, ref, original)):
-        assert (f is None) == (r is None) == (o is None), i
-        if f is not None:
-            f.validate()
-            assert f == r, (i, f.to_python(), r.to_python())
-            assert f == o, i
-
-
 PROPS = settings(max_examples=120, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 
 
 @PROPS
 @given(columns(), st.lists(ddl, max_size=3))
 def test_byte_parts_equal_the_reference_and_the_input(col: pa.StructArray, extra: list[str]) -> None:
-    original = _variants(col)
+    original = variants_of(col)
     for schema in _schemas(col, extra):
-        _check(shred(col, schema), original)
+        check_unshred(shred(col, schema), original)
 
 
 @PROPS
@@ -166,9 +147,9 @@ def test_slices_read_like_whole_columns(col: pa.StructArray, start: int, length:
         return
     shredded = shred(col, schema)
     start = min(start, len(col))
-    _check(shredded.slice(start, length), _variants(col)[start : start + length])
+    check_unshred(shredded.slice(start, length), variants_of(col)[start : start + length])
     chunked = pa.chunked_array([shredded.slice(0, start), shredded.slice(start)], type=shredded.type)
-    _check(chunked, _variants(col))
+    check_unshred(chunked, variants_of(col))
 
 
 def _column(docs: list[Any], metas: list[bytes] | None = None) -> pa.StructArray:
@@ -193,8 +174,8 @@ def test_the_fast_path_serves_perfectly_typed_columns(monkeypatch: pytest.Monkey
     col = _column(docs)
     shredded = shred(col, "a bigint, b string, c array<struct<k1: decimal(9, 2), z: uuid>>, `é` boolean, z string")
     monkeypatch.setattr(unshred_parts, "reference_level", None)  # the fast path must not need it
-    fast = _variants(unshred_variant(shredded))
-    assert fast == _variants(col)
+    fast = variants_of(unshred_variant(shredded))
+    assert fast == variants_of(col)
 
 
 def test_residual_rows_are_patched_from_the_reference() -> None:
@@ -204,7 +185,7 @@ def test_residual_rows_are_patched_from_the_reference() -> None:
     docs[11] = {"a": "not an int", "b": "y"}
     docs[13] = None
     col = _column(docs)
-    _check(shred(col, "a bigint, b string"), _variants(col))
+    check_unshred(shred(col, "a bigint, b string"), variants_of(col))
 
 
 def test_per_row_dictionaries_with_different_ids() -> None:
@@ -216,7 +197,7 @@ def test_per_row_dictionaries_with_different_ids() -> None:
         metas.append(MetadataBuilder(keys).build())
     values = [encode_python(d, MetadataBuilder(["a", "b"] if i % 2 else ["b", "zz", "a"])) for i, d in enumerate(docs)]
     col = pa.StructArray.from_arrays([pa.array(metas, pa.binary()), pa.array(values, pa.binary())], names=["metadata", "value"])
-    _check(shred(col, "a string, b bigint"), [Variant(m, v) for m, v in zip(metas, values)])
+    check_unshred(shred(col, "a string, b bigint"), [Variant(m, v) for m, v in zip(metas, values)])
 
 
 def test_wide_headers_many_fields_elements_and_bytes() -> None:
@@ -225,14 +206,14 @@ def test_wide_headers_many_fields_elements_and_bytes() -> None:
     docs = [{"o": wide, "l": [f"s{i}" * 40 for i in range(600)], "s": "x" * 70_000}, {"o": wide, "l": [], "s": ""}]
     col = _column(docs)
     t = "o struct<" + ", ".join(f"k{i:04d}: bigint" for i in range(300)) + ">, l array<string>, s string"
-    _check(shred(col, t), _variants(col))
+    check_unshred(shred(col, t), variants_of(col))
 
 
 def test_arrays_of_many_lengths_and_missing_elements() -> None:
     docs: list[Any] = [list(range(n)) for n in range(20)] + [[None, 1, "x", {"a": 1}], None, [], "x"]
     col = _column(docs)
     for schema in ("array<bigint>", "array<string>", "array<struct<a: bigint>>"):
-        _check(shred(col, schema), _variants(col))
+        check_unshred(shred(col, schema), variants_of(col))
 
 
 @pytest.mark.parametrize(
@@ -268,7 +249,7 @@ def test_decimal_overflow_check_on_wide_storage() -> None:
     meta = pa.array([b"\x01\x00\x00"] * 4, pa.binary())
     ok = pa.array([Decimal(-(10**9) + 1), Decimal(10**9 - 1), None, Decimal(-5)], pa.decimal128(9, 0))
     group = pa.StructArray.from_arrays([meta, ok], ["metadata", "typed_value"])
-    fast, ref = _variants(unshred_variant(group)), _variants(unshred_variant(group, reference=True))
+    fast, ref = variants_of(unshred_variant(group)), variants_of(unshred_variant(group, reference=True))
     assert fast == ref and [v.to_python() for v in fast] == [Decimal(-(10**9) + 1), Decimal(10**9 - 1), None, Decimal(-5)]
 
 
@@ -310,8 +291,8 @@ def test_partially_shredded_objects_merge_column_wise(monkeypatch: pytest.Monkey
     shredded = shred(col, "b bigint, k1 struct<a: bigint>")
     assert shredded.field("value").null_count < len(docs) // 2
     monkeypatch.setattr(unshred_parts, "reference_level", None)  # the fast path must not need it
-    fast = _variants(unshred_variant(shredded))
-    assert fast == _variants(col)
+    fast = variants_of(unshred_variant(shredded))
+    assert fast == variants_of(col)
     for v in fast:
         if v is not None:
             v.validate()
@@ -337,7 +318,7 @@ def test_bad_residuals_get_the_reference_outcome(residual: bytes) -> None:
     outcomes = []
     for reference in (False, True):
         try:
-            outcomes.append(("ok", _variants(unshred_variant(group, reference=reference))))
+            outcomes.append(("ok", variants_of(unshred_variant(group, reference=reference))))
         except VarlakeError as exc:
             outcomes.append(("error", type(exc), str(exc)))
     assert outcomes[0] == outcomes[1]
@@ -358,11 +339,11 @@ def test_all_null_residual_columns_are_not_read(tmp_path: Any) -> None:
     variants = parquet_read.variant_column_paths(pf, root, (), str(path))
     leaves = parquet_read._without_null_values(pf, root, ["v"], variants)
     assert leaves is not None and "v.typed_value.a.value" in leaves and "v.typed_value.b.value" not in leaves
-    got = _variants(parquet_read.read_parquet(path, arrow_extension=False).column("v"))
+    got = variants_of(parquet_read.read_parquet(path, arrow_extension=False).column("v"))
     saved = parquet_read._without_null_values
     parquet_read._without_null_values = lambda *a: None  # type: ignore[assignment]
     try:
-        every = _variants(parquet_read.read_parquet(path, arrow_extension=False).column("v"))
+        every = variants_of(parquet_read.read_parquet(path, arrow_extension=False).column("v"))
     finally:
         parquet_read._without_null_values = saved  # type: ignore[assignment]
-    assert got == every == _variants(col)
+    assert got == every == variants_of(col)
