@@ -51,10 +51,6 @@ __all__ = [
     "string_leaf_serves", "type_sql",
 ]
 
-#: Benchmarks only (``bench``): the previous form, arrays rebuilt with ``transform`` and struct or
-#: array targets raising inside the view (no failure column). Not public API.
-_LAMBDA_REBUILD = False
-
 #: Spark SQL spelling of Delta's primitive type names (``long`` -> ``bigint``).
 _SQL_NAMES = {delta: spark for spark, delta in DELTA_NAMES.items() if spark not in ("char", "varchar")}
 
@@ -116,7 +112,7 @@ def counted(target: DataType, shape: DataType) -> bool:
     """Whether an array target read from a group of ``shape`` has a failure test without a
     lambda (``_counted_fails``): its elements primitives, or structs whose read fields are
     all primitives."""
-    if _LAMBDA_REBUILD or not (isinstance(target, ArrayType) and isinstance(shape, ArrayType)):
+    if not (isinstance(target, ArrayType) and isinstance(shape, ArrayType)):
         return False
     element, read = target.element_type, shape.element_type
     if isinstance(element, PrimitiveType):

@@ -59,7 +59,6 @@ from varlake.expr.types import decimal_params, is_integral
 from varlake.read import PutBack, ScanPlan, ScanTask, bind_filter, plan_scan
 from varlake.read.layout import FileLayout, LayoutFacts, leaf_type_name, task_layout, unique_field
 from varlake.shred.layout import ArrayLayout, ObjectLayout, PrimitiveLayout, ValueLayout
-from varlake.spark import leaf_casts
 from varlake.spark.leaf_casts import may_fail, string_leaf_serves
 from varlake.table import Table
 from varlake.semantics.types import DELTA_NAMES, SparkType, quote_identifier
@@ -481,7 +480,7 @@ def _with_failures(uses: tuple[PathUse, ...], groups: tuple[FileGroup, ...]) -> 
     or subtree (``leaf_casts``)."""
     failing = [
         use for use in uses
-        if use.target != ISNULL and not use.safe and not (is_nested(use.target) and leaf_casts._LAMBDA_REBUILD) and any(
+        if use.target != ISNULL and not use.safe and any(
             g.kind == "shredded" and may_fail(target_type(g.leaves[use]), target_type(use.target)) for g in groups
         )
     ]

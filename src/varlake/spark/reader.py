@@ -54,7 +54,6 @@ from varlake.semantics.types import backquote
 from varlake.spark.deleted_rows import DeletedRows, keep_sql
 from varlake.spark.types import holds_variant
 from varlake.spark.uris import local_path, spark_file_name
-from varlake.spark import leaf_casts
 from varlake.spark.leaf_casts import cast_sql, elements_sql, failure_sql
 from varlake.spark.planner import (
     ISNULL,
@@ -339,8 +338,8 @@ def _derived_sql(use: PathUse, leaf: str, column: tuple[str, ...] | None = None)
     if not is_nested(use.target):
         return cast_sql(_leaf_sql(use, column), leaf, use.target)
     # the outer CAST only fixes nullability flags, so the type is exactly variant_get's
-    raising = not use.safe and leaf_casts._LAMBDA_REBUILD  # the previous form, for benchmarks only
-    rebuilt = _rebuild_sql(_node_sql(use, column), target_type(use.target), target_type(leaf), raising=raising)
+    # never raising: a use that can fail reads its failure column at the site (``leaf_casts``)
+    rebuilt = _rebuild_sql(_node_sql(use, column), target_type(use.target), target_type(leaf), raising=False)
     return f"CAST({rebuilt} AS {_target_sql(use)})"
 
 
@@ -622,8 +621,6 @@ def _keep_apart(frame: Any) -> Any:
     filter as well as in the projection. Only where the query filters on none of the
     table's paths (``_kept_apart``): such a filter would run above the node, after every
     row's rebuild instead of before it (measured: TPC-H Q3 and Q10 took twice the CPU)."""
-    if leaf_casts._LAMBDA_REBUILD:  # the previous form, for benchmarks only
-        return frame
     return frame.sample(fraction=1.0, seed=0)
 
 
