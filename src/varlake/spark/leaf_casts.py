@@ -123,15 +123,15 @@ def counted(target: DataType, shape: DataType) -> bool:
     return False
 
 
-def _columns(node: str, target: ArrayType, shape: ArrayType) -> list[tuple[str, str, str]]:
+def _columns(node: str, target: ArrayType, shape: ArrayType) -> list[tuple[str, str, str, str]]:
     """A ``counted`` array's leaves as arrays: ``(array of the leaves, leaf type, target
-    type)``, one per read field of the elements (one for an array of primitives). Spark
-    reads ``a.f`` over an array of structs as the array of each element's ``f``
-    (``GetArrayStructFields``: NULL where the element or its field is NULL)."""
+    type, field)``, one per read field of the elements (one for an array of primitives,
+    its field ``""``). Spark reads ``a.f`` over an array of structs as the array of each
+    element's ``f`` (``GetArrayStructFields``: NULL where the element or its field is NULL)."""
     elements = f"{node}.typed_value.typed_value"
     element, read = target.element_type, shape.element_type
     if isinstance(element, PrimitiveType) and isinstance(read, PrimitiveType):
-        return [(elements, read.name, element.name)]
+        return [(elements, read.name, element.name, "")]
     assert isinstance(element, StructType) and isinstance(read, StructType)
     fields = {f.name: f.type for f in read.fields}
     columns = []
@@ -139,7 +139,7 @@ def _columns(node: str, target: ArrayType, shape: ArrayType) -> list[tuple[str, 
         leaf = fields.get(f.name)
         if leaf is not None:
             assert isinstance(leaf, PrimitiveType) and isinstance(f.type, PrimitiveType)
-            columns.append((f"{elements}.{backquote(f.name)}.typed_value", leaf.name, f.type.name))
+            columns.append((f"{elements}.{backquote(f.name)}.typed_value", leaf.name, f.type.name, f.name))
     return columns
 
 
@@ -152,7 +152,7 @@ def elements_sql(node: str, target: DataType, shape: DataType) -> str | None:
     more by the CAST naming their fields)."""
     if not counted(target, shape) or not isinstance(target, ArrayType) or not isinstance(target.element_type, PrimitiveType):
         return None
-    ((leaves, leaf, want),) = _columns(node, target, shape)  # type: ignore[arg-type]
+    ((leaves, leaf, want, _),) = _columns(node, target, shape)  # type: ignore[arg-type]
     return array_cast_sql(leaves, leaf, want)
 
 
@@ -167,25 +167,34 @@ def _null_count(array: str) -> str:
     return f"(coalesce(array_position(sort_array({array}), array_min({array})), size({array}) + 1) - 1)"
 
 
-def _counted_fails(node: str, target: ArrayType, shape: ArrayType) -> str | None:
+def _counted_fails(node: str, target: ArrayType, shape: ArrayType, rebuilt: str | None) -> str | None:
     """``_fails`` of a ``counted`` array: some leaf's cast gives NULL for a non-NULL leaf,
     i.e. the cast array has more NULLs than the leaves. ``array_contains(cast, probe)`` is
     NULL only when the cast array holds a NULL (and not the probe), so it keeps the
     sort-based counts to the rows with a NULL (or the probe) in them. (Spark computes the
     cast array once: as a common subexpression of the ``AND``; the same test as an ``IF``
-    took three times the CPU on TPC-H Q12.)"""
+    took three times the CPU on TPC-H Q12.) With ``rebuilt`` (the array already rebuilt
+    from these leaves, as the target type), its field arrays are the cast arrays: no leaf
+    is cast a second time."""
+    element = target.element_type
+    if isinstance(element, StructType) and len({f.name.lower() for f in element.fields}) < len(element.fields):
+        rebuilt = None  # ``rebuilt.f`` would be ambiguous (names resolve case-insensitively)
     tests = []
-    for leaves, leaf, want in _columns(node, target, shape):
+    for leaves, leaf, want, field in _columns(node, target, shape):
         if not string_leaf_serves(leaf, want):
             continue
-        cast = array_cast_sql(leaves, leaf, want)
+        if rebuilt is None:
+            cast = array_cast_sql(leaves, leaf, want)
+        else:
+            cast = f"{rebuilt}.{backquote(field)}" if field else rebuilt
         probe = f"try_cast({_literal(_PROBES.get(want, '-97'))} AS {type_sql(want)})"
         tests.append(f"(coalesce(array_contains({cast}, {probe}), true) AND {_null_count(cast)} > {_null_count(leaves)})")
     return f"coalesce({' OR '.join(tests)}, false)" if tests else None
 
 
-def _fails(node: str, target: DataType, shape: DataType, depth: int) -> str | None:
-    """A never-NULL boolean: some leaf under ``node`` fails its cast (None: none can)."""
+def _fails(node: str, target: DataType, shape: DataType, depth: int, rebuilt: str | None = None) -> str | None:
+    """A never-NULL boolean: some leaf under ``node`` fails its cast (None: none can);
+    ``rebuilt``: SQL of ``node`` already rebuilt as ``target`` (``failure_sql``)."""
     typed = f"{node}.typed_value"
     if isinstance(target, PrimitiveType) and isinstance(shape, PrimitiveType):
         if not string_leaf_serves(shape.name, target.name):
@@ -193,7 +202,7 @@ def _fails(node: str, target: DataType, shape: DataType, depth: int) -> str | No
         return f"({typed} IS NOT NULL AND try_cast({typed} AS {type_sql(target.name)}) IS NULL)"
     if isinstance(target, ArrayType) and isinstance(shape, ArrayType):
         if counted(target, shape):
-            return _counted_fails(node, target, shape)
+            return _counted_fails(node, target, shape, rebuilt)
         var = f"__vl_f{depth}"
         element = _fails(var, target.element_type, shape.element_type, depth + 1)
         return None if element is None else f"coalesce(exists({typed}, {var} -> {element}), false)"
@@ -226,11 +235,13 @@ def _failing(node: str, target: DataType, shape: DataType, depth: int) -> str:
     return "CAST(NULL AS VARIANT)"
 
 
-def failure_sql(node: str, target: DataType, shape: DataType) -> str:
+def failure_sql(node: str, target: DataType, shape: DataType, rebuilt: str | None = None) -> str:
     """SQL for a use's failure column: a Variant, NULL unless a leaf under the shredded group
     ``node`` (read as ``shape``) fails its cast to ``target``; then, cast to ``target``, it
-    fails as Spark's cast of the row's value does (same error, same message)."""
-    fails = _fails(node, target, shape, 0)
+    fails as Spark's cast of the row's value does (same error, same message). ``rebuilt``:
+    the use's value as computed by an earlier projection (an array rebuilt as ``target``),
+    which a ``counted`` test reads instead of casting the leaves again."""
+    fails = _fails(node, target, shape, 0, rebuilt)
     if fails is None:
         return "CAST(NULL AS VARIANT)"
     if isinstance(target, PrimitiveType):

@@ -17,31 +17,28 @@ caller's session's own SQL parser (parsing only: no catalog, no analysis):
 
 "The same plan" is decided on Spark's unresolved logical plans, which carry fresh
 expression ids per parse (so JVM equality never holds; ``canonicalized`` fails on most
-unresolved plans). Two renderings are compared instead, with the ids blanked:
-
-* the plan's JSON: every node's class and fields, literal values and types, alias names,
-  identifiers -- all but the fields JSON cannot render (a cast's mode, a relation's
-  options), which come out as ``null``;
-* the plan's string, which shows those (``try_cast``, ``[k=v]``); a plan with a list
-  longer than ``spark.sql.debug.maxToStringFields`` is printed again in a private session
-  with that bound lifted, so no list is cut short.
-
-Function names are compared case-insensitively (Spark resolves them so; sqlglot writes
-``count`` as ``COUNT``); a binary literal's value, which JSON shows as a JVM object
-hash, is compared through the string (``0xAB``). Anything else differing -- including
-syntax sqlglot writes differently but equivalently (aliases it adds in ``struct(...)``,
-``t, LATERAL (...)`` as a ``CROSS JOIN``; ``SparkSQL`` keeps typed literals and
-``RLIKE`` as written) -- counts as a different query, as does a plan Spark cannot
-render: the check errs on the side of running the text as written.
+unresolved plans). A plan's fingerprint is its string with the ids blanked (a plan with a
+list longer than ``spark.sql.debug.maxToStringFields`` is printed again in a private
+session with that bound lifted, so no list is cut short) and the text's literal tokens as
+Spark's lexer spells them (strings, numbers with their type suffix, hex, the keyword of
+a typed literal): the string shows every node, alias, identifier, literal value and the
+fields a JSON rendering would leave out (a cast's mode: ``try_cast``; a relation's
+options: ``[k=v]``), but not a literal's type (``1``, ``1L`` and ``'1'`` all print as
+``1``), which the tokens add. A regeneration that spells a literal otherwise counts as
+different -- slower, never wrong. Function names are compared case-insensitively (Spark
+resolves them so; sqlglot writes ``count`` as ``COUNT``). Anything else differing --
+including syntax sqlglot writes differently but equivalently (aliases it adds in
+``struct(...)``, ``t, LATERAL (...)`` as a ``CROSS JOIN``; ``SparkSQL`` keeps typed
+literals and ``RLIKE`` as written) -- counts as a different query, as does a plan Spark
+cannot render: the check errs on the side of running the text as written. (The plan's
+JSON was compared as well until it was measured: Spark renders an ``Aggregate`` with two
+``CASE`` sums to JSON in 45 ms, a quarter of a TPC-H query's planning, for nothing the
+string and the tokens do not already tell apart.)
 
 On a Spark Connect session there is no JVM to call: the text goes to the server as
 ``EXPLAIN EXTENDED <text>`` (a command that parses its statement and never runs it),
 whose ``Parsed Logical Plan`` section is the plan's string (printed again in a session
-clone with ``maxToStringFields`` lifted when a list was cut short). The string does not
-show a literal's type (``1``, ``1L`` and ``'1'`` all print as ``1``), so the Connect
-fingerprint adds the text's literal tokens as Spark's lexer spells them (strings, numbers
-with their type suffix, hex, the keyword of a typed literal): a regeneration that spells
-a literal otherwise counts as different -- slower, never wrong. A text the ``EXPLAIN``
+clone with ``maxToStringFields`` lifted when a list was cut short). A text the ``EXPLAIN``
 form does not parse is given to ``spark.sql`` itself for Spark's own error and message
 (a text that does not parse runs nothing); a SQL script, which ``EXPLAIN`` cannot wrap
 and ``spark.sql`` would run, gets the ``EXPLAIN`` form's error instead.
@@ -55,7 +52,6 @@ than the calls themselves (about 2-6 ms of JVM and Python time per query in all)
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from dataclasses import dataclass
@@ -64,13 +60,12 @@ from typing import Any
 from varlake.spark.quiet import handled_errors_unlogged
 from varlake.spark.session import is_classic
 
-__all__ = ["ConnectPlan", "Verdict", "fingerprint", "parse_plan"]
+__all__ = ["ClassicPlan", "ConnectPlan", "Verdict", "fingerprint", "parse_plan"]
 
 _EXPR_ID = re.compile(r"#\d+")
 _FUNCTION = re.compile(r"'([A-Za-z_][\w.]*)\(")
 _MAX_FIELDS = "spark.sql.debug.maxToStringFields"
 _CUT_SHORT = " more field"
-_FUNCTION_CLASSES = (".UnresolvedFunction", ".UnresolvedTableValuedFunction", ".UnresolvedFunctionName")
 
 _LOCK = threading.Lock()
 _RENDERERS: dict[Any, Any] = {}
@@ -119,53 +114,50 @@ def _parser(spark: Any) -> tuple[Any, Any]:
     return found[1]
 
 
-def parse_plan(spark: Any, text: str) -> Any:
-    """Spark's unresolved logical plan of ``text`` (a JVM object; on Connect a
-    ``ConnectPlan``), parsed as ``spark.sql`` parses it (the session's parser and confs, an
-    empty parameter context); raises the error ``spark.sql(text)`` raises for a text it
-    cannot parse (``pyspark.errors.ParseException``, message and all)."""
+def parse_plan(spark: Any, text: str) -> "ClassicPlan | ConnectPlan":
+    """Spark's parse of ``text`` (on Connect through ``EXPLAIN``), as ``spark.sql`` parses
+    it (the session's parser and confs, an empty parameter context); raises the error
+    ``spark.sql(text)`` raises for a text it cannot parse (``pyspark.errors.ParseException``,
+    message and all)."""
     from pyspark.errors.exceptions.captured import capture_sql_exception
 
     if not is_classic(spark):
         return _connect_plan(spark, text)
     _activate(spark, spark._jsparkSession)
     parser, context = _parser(spark)
-    return capture_sql_exception(parser.parsePlanWithParameters)(text, context)
+    return ClassicPlan(text, capture_sql_exception(parser.parsePlanWithParameters)(text, context))
 
 
-def _normalized_json(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_normalized_json(v) for v in value]
-    if isinstance(value, dict):
-        out = {k: _normalized_json(v) for k, v in value.items() if k != "exprId"}
-        if str(out.get("class", "")).endswith(_FUNCTION_CLASSES) and isinstance(out.get("nameParts"), str):
-            out["nameParts"] = out["nameParts"].lower()
-        if str(out.get("product-class", "")).endswith(".FunctionIdentifier") and isinstance(out.get("funcName"), str):
-            out["funcName"] = out["funcName"].lower()
-        if str(out.get("class", "")).endswith(".Literal") and out.get("dataType") == "binary":
-            out["value"] = "binary"  # a JVM object hash; the bytes are in the plan string
-        return out
-    return value
+@dataclass(frozen=True)
+class ClassicPlan:
+    """A text's parse on a classic session: Spark's unresolved logical plan (a JVM object)."""
+
+    text: str
+    plan: Any
+
+    def fingerprint(self, spark: Any) -> tuple[Any, str] | None:
+        try:
+            text = str(self.plan.toString())
+            if _CUT_SHORT in text:  # a list longer than the session prints: print it whole
+                _activate(spark, _renderer(spark))
+                try:
+                    text = str(self.plan.toString())
+                finally:
+                    _activate(spark, spark._jsparkSession)
+        except Exception:  # noqa: BLE001 - a plan Spark cannot render cannot be compared
+            return None
+        return literal_tokens(self.text), _normalized(text)
 
 
-def fingerprint(spark: Any, plan: Any) -> tuple[Any, str] | None:
+def _normalized(parsed: str) -> str:
+    """A plan string with expression ids blanked and function names in lower case."""
+    return _FUNCTION.sub(lambda m: "'" + m.group(1).lower() + "(", _EXPR_ID.sub("", parsed))
+
+
+def fingerprint(spark: Any, plan: "ClassicPlan | ConnectPlan") -> tuple[Any, str] | None:
     """What two plans must share to be the same query (module doc); None if Spark cannot
     render the plan."""
-    if isinstance(plan, ConnectPlan):
-        return plan.fingerprint(spark)
-    try:
-        data = _normalized_json(json.loads(plan.toJSON()))
-        text = str(plan.toString())
-        if _CUT_SHORT in text:  # a list longer than the session prints: print it whole
-            _activate(spark, _renderer(spark))
-            try:
-                text = str(plan.toString())
-            finally:
-                _activate(spark, spark._jsparkSession)
-    except Exception:  # noqa: BLE001 - a plan Spark cannot render cannot be compared
-        return None
-    text = _FUNCTION.sub(lambda m: "'" + m.group(1).lower() + "(", _EXPR_ID.sub("", text))
-    return data, text
+    return plan.fingerprint(spark)
 
 
 class Verdict:
@@ -250,8 +242,7 @@ class ConnectPlan:
                 _release(clone)
             if parsed is None or _CUT_SHORT in parsed:
                 return None
-        text = _FUNCTION.sub(lambda m: "'" + m.group(1).lower() + "(", _EXPR_ID.sub("", parsed))
-        return literal_tokens(self.text), text
+        return literal_tokens(self.text), _normalized(parsed)
 
 
 def _release(session: Any) -> None:
