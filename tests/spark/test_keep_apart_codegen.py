@@ -97,3 +97,33 @@ def test_the_stage_boundary_merges_no_partitions(spark: Any, tmp_path: Path) -> 
     finally:
         for k, v in before.items():
             spark.conf.set(k, v)
+
+
+def test_a_join_above_the_boundary_shuffles_into_the_sessions_partitions(spark: Any, tmp_path: Path) -> None:
+    """The coalesce's partition count (``NO_MERGE_PARTITIONS``) never reaches a shuffle: a
+    sort-merge join over the view repartitions by ``spark.sql.shuffle.partitions``."""
+    import re
+
+    table = _table(tmp_path / "t", 2)
+    spark.range(0, 20).selectExpr("id AS k", "id * 10 AS w").createOrReplaceTempView("__keep_apart_other")
+    query = f"""SELECT a.k, count(*) AS n, sum(b.w) AS w
+    FROM (SELECT v:o_key::bigint AS k, variant_get(v, '$.lineitems', '{ITEMS}') AS lis FROM {{t}}) a
+    JOIN __keep_apart_other b ON a.k = b.k LATERAL VIEW explode(a.lis) x AS l GROUP BY a.k"""
+    confs = {"spark.sql.shuffle.partitions": "3", "spark.sql.autoBroadcastJoinThreshold": "-1"}
+    before = {k: spark.conf.get(k) for k in confs}
+    try:
+        for k, v in confs.items():
+            spark.conf.set(k, v)
+        df = vs.sql(spark, query, t=table)
+        rows = df.collect()
+        plan = df._jdf.queryExecution().executedPlan().toString()
+    finally:
+        for k, v in before.items():
+            spark.conf.set(k, v)
+        spark.catalog.dropTempView("__keep_apart_other")
+    assert "Coalesce" in plan and "SortMergeJoin" in plan, plan
+    assert set(re.findall(r"hashpartitioning\([^)]*, (\d+)\)", plan)) == {"3"}, plan
+    orders = {i: _order(i) for i in range(20)}
+    assert {(r.k, r.n, r.w) for r in rows} == {
+        (i, len(o["lineitems"]), 10 * i * len(o["lineitems"])) for i, o in orders.items() if o["lineitems"]
+    }
