@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote
 from typing import Any
@@ -56,8 +57,30 @@ def table(tmp_path: Path) -> Table:
 
 
 def _groups(table: Table, uses: tuple[PathUse, ...] = USES) -> list[tuple[str, tuple[str, ...], Any]]:
+    """The files read each way (kind, partition, what is read per use). A tag may prove a
+    string leaf's dates (``varlake.layout.dates``), which a footer never does: failure
+    columns are left out, and groups that differ only in what is proven are merged."""
     plan = plan_table("t", table, table.snapshot(), uses, False, None)
-    return sorted((g.kind, tuple(sorted(t.relative_path for t in g.tasks)), g.leaf_types) for g in plan.groups)
+    reads: dict[tuple[Any, ...], list[str]] = {}
+    for g in plan.groups:
+        key = (g.kind, g.partition_values, tuple(x for x in g.leaf_types if not x[0].failure))
+        reads.setdefault(key, []).extend(t.relative_path for t in g.tasks)
+    return sorted((kind, tuple(sorted(files)), leaves) for (kind, _, leaves), files in reads.items())
+
+
+def test_tags_prove_iso_dates_and_footers_do_not(table: Table, tmp_path: Path) -> None:
+    """``$.s`` holds ISO dates in every file: read through tags its cast to date needs no
+    failure column in any shredded group; read through footers every group keeps one."""
+    date_use = USES[2]
+    tagged = plan_table("t", table, table.snapshot(), USES, False, None)
+    shredded = [g for g in tagged.groups if g.kind == "shredded"]
+    assert shredded and all(date_use in g.proven for g in shredded)
+    assert not any(use.failure for use in tagged.uses)
+    untagged = _copy(table, tmp_path / "untagged")
+    rewrite_layout_tags(untagged.path, None)
+    footers = plan_table("t", untagged, untagged.snapshot(), USES, False, None)
+    assert not any(g.proven for g in footers.groups)
+    assert [use for use in footers.uses if use.failure] == [replace(date_use, failure=True)]
 
 
 @pytest.fixture()
@@ -122,6 +145,10 @@ def test_one_untagged_file_reads_one_footer(table: Table, tmp_path: Path, footer
     rewrite_layout_tags(t.path, None, only={first})
     assert _groups(t) == expected
     assert len(footer_reads) == 1 and footer_reads[0].endswith(unquote(first))
+    plan = plan_table("t", t, t.snapshot(), USES, False, None)  # its dates unproven: a group of its own
+    for g in plan.groups:
+        if g.kind == "shredded":
+            assert bool(g.proven) == (unquote(first) not in {task.relative_path for task in g.tasks}), g
 
 
 def test_checkpointed_table_plans_from_tags(table: Table, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 
 from varlake.semantics.calendar import civil_from_days, days_from_civil, days_of_date, micros_of_datetime, valid_date
 from varlake.semantics.datetime_text import (
+    ISO_DATE_TARGETS,
+    ISO_DATE_TEXT,
+    is_iso_date_text,
     format_date,
     format_time,
     format_timestamp,
@@ -105,3 +108,59 @@ def test_timestamp_text_parses_back(value: int) -> None:
     text = format_timestamp(value)
     if not text.startswith(("+", "-")):
         assert string_to_timestamp(text, UTC) == value and string_to_timestamp_ntz(text) == value
+
+
+# --- ISO date text: every date and timestamp cast accepts it ----------------------------------------
+
+_ZONES = ("UTC", "America/Los_Angeles", "Asia/Kathmandu", "Pacific/Kiritimati", "-18:00", "+18:00", "Europe/London")
+
+
+def _strictly_iso(text: str) -> bool:
+    """An independent reading of the rule: ``dddd-dd-dd`` naming a real day (``datetime``
+    cannot hold year 0000, so that year is checked with the calendar module)."""
+    if len(text) != 10 or text[4] != "-" or text[7] != "-" or not all(c in "0123456789" for i, c in enumerate(text) if i not in (4, 7)):
+        return False
+    return valid_date(int(text[:4]), int(text[5:7]), int(text[8:]))
+
+
+_date_like = st.builds(
+    lambda y, m, d, sep, pad: f"{y:0{pad}d}{sep}{m:02d}{sep}{d:02d}",
+    st.integers(0, 10_000), st.integers(0, 13), st.integers(0, 32), st.sampled_from(["-", "-", "-", "/", ""]), st.sampled_from([4, 4, 3, 5]),
+)
+_texts = st.one_of(
+    _date_like,
+    _date_like.map(lambda t: t + "\n"),
+    _date_like.map(lambda t: " " + t),
+    _date_like.map(lambda t: t + "T00:00"),
+    st.text(alphabet="0123456789-T :\n", max_size=14),
+    st.text(max_size=12),
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_texts, st.sampled_from(_ZONES))
+def test_iso_date_text_is_exactly_real_days_and_every_date_cast_accepts_it(text: str, zone: str) -> None:
+    assert is_iso_date_text(text) == _strictly_iso(text), text
+    if is_iso_date_text(text):
+        days = string_to_date(text)
+        assert days is not None and civil_from_days(days) == (int(text[:4]), int(text[5:7]), int(text[8:]))
+        assert string_to_timestamp(text, resolve_zone(zone)) is not None
+        assert string_to_timestamp_ntz(text) == days * 86_400_000_000
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_texts, max_size=40))
+def test_arrow_reads_the_iso_date_pattern_as_python_does(texts: list[str]) -> None:
+    """The pattern is applied by Arrow's RE2 (``io.date_leaves``) and by Python's ``re``: same answers."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    matched = pc.match_substring_regex(pa.array(texts, pa.string()), ISO_DATE_TEXT).to_pylist()
+    assert matched == [is_iso_date_text(t) for t in texts]
+
+
+def test_iso_date_text_edges() -> None:
+    assert is_iso_date_text("0000-02-29") and is_iso_date_text("2000-02-29") and is_iso_date_text("9999-12-31")
+    assert not is_iso_date_text("1900-02-29") and not is_iso_date_text("1995-04-31") and not is_iso_date_text("1995-02-29")
+    assert not is_iso_date_text("1995-01-01\n") and not is_iso_date_text("1995-1-01") and not is_iso_date_text("+1995-01-01")
+    assert ISO_DATE_TARGETS == {"date", "timestamp", "timestamp_ntz"}

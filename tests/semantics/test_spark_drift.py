@@ -334,3 +334,35 @@ def test_strings_parse_to_the_same_instants_as_spark(spark, tmp_path) -> None:  
             codec_text = None if codec is None else cast_value(codec, target, "string")
             _check(failures, f"{text!r} -> {target} codec", codec_text, theirs)
     assert not failures, "\n".join(failures)
+
+
+def test_iso_date_text_is_accepted_by_every_date_cast_of_spark(spark, tmp_path) -> None:  # noqa: ANN001
+    """``ISO_DATE_TEXT`` (what the writer proves a string leaf holds): Spark's TRY_CAST to
+    DATE, TIMESTAMP (in zones with odd offsets and DST gaps at midnight) and TIMESTAMP_NTZ
+    accepts every text it matches, as the same day; texts it refuses include ones Spark reads."""
+    from varlake.semantics.datetime_text import ISO_DATE_TARGETS, is_iso_date_text, string_to_date
+
+    rng = random.Random(RNG_SEED)
+    texts = ["0000-01-01", "0000-02-29", "0001-01-01", "1582-10-10", "1900-02-28", "2000-02-29", "9999-12-31",
+             "1995-02-29", "1995-04-31", "1995-1-01", " 1995-01-01", "1995-01-01T", "+1995-01-01", "1995-13-01"]
+    texts += [f"{rng.randint(0, 9999):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 31):02d}" for _ in range(3000)]
+    path = tmp_path / "dates.parquet"
+    pq.write_table(pa.table({"i": pa.array(range(len(texts)), pa.int32()), "s": texts}), path)
+    assert {"date", "timestamp", "timestamp_ntz"} == ISO_DATE_TARGETS
+    failures: list[str] = []
+    before = spark.conf.get("spark.sql.session.timeZone")
+    for zone in ("UTC", "America/Sao_Paulo", "Asia/Kathmandu", "Pacific/Apia"):
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        try:
+            rows = spark.read.parquet(str(path)).selectExpr(
+                "i", "datediff(try_cast(s AS DATE), DATE'1970-01-01') AS d", "try_cast(s AS TIMESTAMP) IS NOT NULL AS t",
+                "try_cast(s AS TIMESTAMP_NTZ) IS NOT NULL AS n").collect()
+        finally:
+            spark.conf.set("spark.sql.session.timeZone", before)
+        for row in rows:
+            text = texts[row.i]
+            if is_iso_date_text(text):
+                if not (row.d == string_to_date(text) and row.t and row.n):
+                    failures.append(f"{text!r} in {zone}: Spark gives {row.d}, {row.t}, {row.n}")
+    assert sum(map(is_iso_date_text, texts)) > 2000
+    assert not failures, "\n".join(failures[:20])

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from layout_facts_compare import assert_same_facts
 
 from varlake.delta.ddl import as_struct_type
-from varlake.io.layout_tag import BOUNDS_TAG, LAYOUT_TAG, MAX_TAG_CHARS, TaggedLayout, layout_tags, tagged_layout
+from varlake.io.layout_tag import BOUNDS_TAG, DATES_TAG, LAYOUT_TAG, MAX_TAG_CHARS, TaggedLayout, layout_tags, tagged_layout
 from varlake.io.parquet_write import write_parquet
 from varlake.read.layout import FileLayout, file_layout
 from varlake.table import Table, to_arrow_table
@@ -286,3 +286,44 @@ def test_oversized_layout_is_not_written(tmp_path: Path) -> None:
     layout = ", ".join(f"{k} bigint" for k in keys)
     result = write_parquet(data, target, shredding={"v": layout}, variant_columns=["v"])
     assert layout_tags(result.metadata) == {}
+
+
+# --- string leaves of ISO dates (``DATES_TAG``) ------------------------------------------------------
+
+_WITH_STRINGS = (
+    '{"v":1,"c":[[["v"],[1,"o",[["s",[7,"p","string"]],["n",[7,"p","int64"]],'
+    '["l",[3,"a",[1,"o",[["d",[7,"p","string"]],["e",[3,"p","string"]]]]]]]]]]}'
+)  # string leaves in order: $.s, $.l[*].d ($.l[*].e has no typed_value column)
+_STRING_BOUNDS = "[[1,2]]"
+
+
+def test_append_records_which_string_leaves_hold_only_iso_dates(tmp_path: Path) -> None:
+    table = Table.create(tmp_path / "t", "id bigint, v variant", properties=SHREDDED)
+    docs = [{"day": f"2024-01-{i + 1:02d}", "loose": f"2024-1-{i + 1}", "items": [{"when": f"1999-12-{i + 1:02d}", "bad": "2023-02-28"}]} for i in range(9)]
+    docs[4]["items"][0]["bad"] = "2023-02-29"  # ISO-shaped, sorts between the bounds, not a day
+    table.append([{"id": i, "v": d} for i, d in enumerate(docs)])
+    (add,) = table.files()
+    assert DATES_TAG in add.tags
+    layout = tagged_layout(add.tags)
+    assert layout is not None
+    dated = {p for p in ("day", "loose") if layout.date_text(f"v.typed_value.{p}")}
+    items = "v.typed_value.items.typed_value.list.element.typed_value"
+    dated |= {f"items.{p}" for p in ("when", "bad") if layout.date_text(f"{items}.{p}")}
+    assert dated == {"day", "items.when"}
+    assert not _footer(table, add).date_text("v.typed_value.day")  # a footer alone proves nothing
+    assert layout.leaf_type(("v",), ("day",)) == "string"
+
+
+def test_dates_tag_decodes_by_position_and_a_malformed_one_only_loses_the_dates() -> None:
+    tags = {LAYOUT_TAG: _WITH_STRINGS, BOUNDS_TAG: _STRING_BOUNDS}
+    layout = tagged_layout({**tags, DATES_TAG: "[1]"})
+    assert layout is not None and layout.date_text("v.typed_value.l.typed_value.list.element.typed_value.d")
+    assert not layout.date_text("v.typed_value.s")
+    both = tagged_layout({**tags, DATES_TAG: "[0,1]"})
+    assert both is not None and both.date_text("v.typed_value.s") and both is not layout
+    for bad in ["", "{}", "[2]", "[-1]", "[true]", '["0"]', "[0.0]", "[" * 100_000, None, 7]:
+        found = tagged_layout({**tags, DATES_TAG: bad})  # type: ignore[dict-item]
+        assert found is not None and found.leaf_type(("v",), ("n",)) == "long", bad
+        assert not found.date_text("v.typed_value.s") and not found.date_text("v.typed_value.l.typed_value.list.element.typed_value.d")
+    absent = tagged_layout(tags)
+    assert absent is not None and not absent.date_text("v.typed_value.s")

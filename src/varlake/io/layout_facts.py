@@ -88,6 +88,11 @@ class LayoutFacts(ABC):
         """Min and max of the integer or decimal typed leaf of the level at ``parquet`` over
         all row groups (``(None, None)`` when it holds no value at all), or None when unknown."""
 
+    def date_text(self, parquet: str) -> bool:
+        """Proof that the string typed leaf of the level at ``parquet`` holds only ISO dates
+        (``io.date_leaves``: its values were read); a footer alone never proves it."""
+        return False
+
     def node(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> tuple[ValueLayout, str] | None:
         """The shredded level at a path and its dotted Parquet path, if the path is shredded."""
         node = self.variant_root(column)

@@ -15,14 +15,17 @@ exactly the facts the footer gives, under two keys:
   ``typed_value`` column is where planners look for it;
 * ``BOUNDS_TAG`` (``varlake.layout.bounds``): a JSON list with, for each integer or decimal
   leaf of the structure in order, its min and max over all row groups (``[min, max]``,
-  decimals as text, ``[null, null]`` when it holds no value) or null when unknown.
+  decimals as text, ``[null, null]`` when it holds no value) or null when unknown;
+* ``DATES_TAG`` (``varlake.layout.dates``), when the writer read the file's string leaves
+  (``io.date_leaves``) and some hold only ISO dates: a JSON list of their positions among
+  the string leaves of the structure, in order (absent: none is known to).
 
 The structure is usually the same for every file of a write: it is decoded once per
-distinct text and shared; only the bounds are per file. ``tagged_layout`` reads both back
+distinct text and shared; only the bounds and dates are per file. ``tagged_layout`` reads both back
 as a ``TaggedLayout`` (same answers as ``FileLayout`` for every path; leaf bounds for
 integer and decimal leaves only, the only ones planners ask), or None when either is
 absent, of another version or malformed (the caller then reads the footer): it never
-raises. A file whose structure would exceed ``MAX_TAG_CHARS`` gets no tags.
+raises. A malformed ``DATES_TAG`` only loses the dates. A file whose structure would exceed ``MAX_TAG_CHARS`` gets no tags.
 """
 
 from __future__ import annotations
@@ -38,15 +41,18 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from varlake.io.date_leaves import ReadColumns, date_leaves
 from varlake.io.layout_facts import FileLayout, LayoutFacts
 from varlake.shred.layout import ArrayLayout, LeafKind, ObjectLayout, PrimitiveLayout, ValueLayout
 
-__all__ = ["BOUNDS_TAG", "LAYOUT_TAG", "MAX_TAG_CHARS", "TaggedLayout", "clear_cache", "layout_tags", "tagged_layout"]
+__all__ = ["BOUNDS_TAG", "DATES_TAG", "LAYOUT_TAG", "MAX_TAG_CHARS", "TaggedLayout", "clear_cache", "layout_tags", "tagged_layout"]
 
 #: ``add.tags`` key of a data file's layout structure
 LAYOUT_TAG = "varlake.layout"
 #: ``add.tags`` key of the bounds of its integer and decimal leaves
 BOUNDS_TAG = "varlake.layout.bounds"
+#: ``add.tags`` key of the string leaves holding only ISO dates
+DATES_TAG = "varlake.layout.dates"
 #: tags longer than this are left out (the planner reads that file's footer instead)
 MAX_TAG_CHARS = 65_536
 _VERSION = 1
@@ -79,22 +85,28 @@ _KINDS = {kind.value: kind for kind in LeafKind}
 # --- writing ---------------------------------------------------------------------------------------
 
 
-def layout_tags(metadata: pq.FileMetaData, location: str = "data file") -> dict[str, str]:
-    """The ``LAYOUT_TAG`` and ``BOUNDS_TAG`` of a data file with this footer; none if the
-    structure would be too large, or if the footer has no Arrow schema (then planners read
-    the footer themselves)."""
+def layout_tags(metadata: pq.FileMetaData, location: str = "data file", read: ReadColumns | None = None) -> dict[str, str]:
+    """The ``LAYOUT_TAG`` and ``BOUNDS_TAG`` of a data file with this footer, and with
+    ``read`` (reads the file's columns) its ``DATES_TAG``; none if the structure would be
+    too large, or if the footer has no Arrow schema (then planners read the footer themselves)."""
     try:
         layout = FileLayout(location, metadata)
     except (pa.ArrowException, ValueError, TypeError):
         return {}
     columns = []
     bounds: list[Any] = []
+    strings: list[str] = []
     for column in _struct_columns(layout):
-        columns.append([list(column), _encode(layout, layout.variant_root(column), ".".join(column), bounds)])
+        columns.append([list(column), _encode(layout, layout.variant_root(column), ".".join(column), bounds, strings)])
     text = json.dumps({"v": _VERSION, "c": columns}, separators=(",", ":"), ensure_ascii=False)
     if len(text) > MAX_TAG_CHARS:
         return {}
-    return {LAYOUT_TAG: text, BOUNDS_TAG: json.dumps(bounds, separators=(",", ":"))}
+    tags = {LAYOUT_TAG: text, BOUNDS_TAG: json.dumps(bounds, separators=(",", ":"))}
+    if read is not None and strings:
+        dated = date_leaves(metadata, [f"{p}.typed_value" for p in strings], read)
+        if dated:
+            tags[DATES_TAG] = json.dumps([i for i, p in enumerate(strings) if f"{p}.typed_value" in dated], separators=(",", ":"))
+    return tags
 
 
 def _struct_columns(layout: FileLayout) -> list[tuple[str, ...]]:
@@ -115,7 +127,7 @@ def _struct_columns(layout: FileLayout) -> list[tuple[str, ...]]:
     return out
 
 
-def _encode(layout: FileLayout, node: ValueLayout, parquet: str, bounds: list[Any]) -> list[Any]:
+def _encode(layout: FileLayout, node: ValueLayout, parquet: str, bounds: list[Any], strings: list[str]) -> list[Any]:
     flags = 0
     if node.has_value:
         flags |= _HAS_VALUE
@@ -125,11 +137,13 @@ def _encode(layout: FileLayout, node: ValueLayout, parquet: str, bounds: list[An
     if typed is None:
         return [flags]
     if isinstance(typed, ObjectLayout):
-        return [flags, "o", [[key, _encode(layout, child, f"{parquet}.typed_value.{key}", bounds)] for key, child in typed.fields]]
+        return [flags, "o", [[key, _encode(layout, child, f"{parquet}.typed_value.{key}", bounds, strings)] for key, child in typed.fields]]
     if isinstance(typed, ArrayLayout):
-        return [flags, "a", _encode(layout, typed.element, f"{parquet}.typed_value.list.element", bounds)]
+        return [flags, "a", _encode(layout, typed.element, f"{parquet}.typed_value.list.element", bounds, strings)]
     if layout.has_column(f"{parquet}.typed_value"):
         flags |= _TYPED_COLUMN
+        if typed.kind is LeafKind.STRING:
+            strings.append(parquet)
     if typed.kind in _INTEGERS or typed.kind in _DECIMALS:
         found = layout.leaf_bounds(parquet)
         if found is not None and all(isinstance(b, (int, Decimal)) or b is None for b in found):
@@ -154,24 +168,29 @@ class _Malformed(Exception):
 
 class _Structure:
     """A decoded ``LAYOUT_TAG``: the layout trees, the all-null ``value`` columns, the
-    primitive ``typed_value`` columns, and the integer/decimal leaves in order."""
+    primitive ``typed_value`` columns, the integer/decimal leaves and the string leaves
+    (with a ``typed_value`` column) in order."""
 
-    __slots__ = ("bounded", "columns", "roots", "value_all_null")
+    __slots__ = ("bounded", "columns", "roots", "strings", "value_all_null")
 
     def __init__(self) -> None:
         self.roots: dict[tuple[str, ...], ValueLayout] = {}
         self.value_all_null: set[str] = set()
         self.columns: set[str] = set()
         self.bounded: list[tuple[str, PrimitiveLayout]] = []
+        self.strings: list[str] = []
 
 
 class TaggedLayout(LayoutFacts):
     """A data file's layout facts read from its tags (``tagged_layout``)."""
 
-    def __init__(self, structure: _Structure, bounds: Mapping[str, tuple[object, object]]) -> None:
+    def __init__(
+        self, structure: _Structure, bounds: Mapping[str, tuple[object, object]], dates: frozenset[str] = frozenset()
+    ) -> None:
         super().__init__()
         self._structure = structure
         self._bounds = bounds
+        self._dates = dates
 
     def variant_root(self, column: tuple[str, ...]) -> ValueLayout | None:
         return self._structure.roots.get(column)
@@ -187,11 +206,14 @@ class TaggedLayout(LayoutFacts):
     def leaf_bounds(self, parquet: str) -> tuple[object, object] | None:
         return self._bounds.get(parquet)
 
+    def date_text(self, parquet: str) -> bool:
+        return parquet in self._dates
+
 
 _CACHE_SIZE = 4096
 _CACHE_CHARS = 16 * 1024 * 1024  # bounds the memory of the kept texts (and what they decode to)
 _structures: OrderedDict[str, _Structure | None] = OrderedDict()
-_layouts: OrderedDict[tuple[str, str], TaggedLayout | None] = OrderedDict()
+_layouts: OrderedDict[tuple[str, str, str | None], TaggedLayout | None] = OrderedDict()
 _cache_chars = 0
 _cache_lock = threading.Lock()
 
@@ -202,10 +224,11 @@ def tagged_layout(tags: Mapping[str, str | None] | None) -> TaggedLayout | None:
     the same structure its decoded trees."""
     if not isinstance(tags, Mapping):
         return None
-    text, bounds_text = tags.get(LAYOUT_TAG), tags.get(BOUNDS_TAG)
+    text, bounds_text, dates_text = tags.get(LAYOUT_TAG), tags.get(BOUNDS_TAG), tags.get(DATES_TAG)
     if not isinstance(text, str) or not isinstance(bounds_text, str):
         return None
-    key = (text, bounds_text)
+    dates_text = dates_text if isinstance(dates_text, str) else None
+    key = (text, bounds_text, dates_text)
     with _cache_lock:
         if key in _layouts:
             _layouts.move_to_end(key)
@@ -217,8 +240,9 @@ def tagged_layout(tags: Mapping[str, str | None] | None) -> TaggedLayout | None:
     layout = None
     if isinstance(structure, _Structure):
         bounds = _guarded(_decode_bounds, structure, bounds_text)
-        layout = TaggedLayout(structure, bounds) if bounds is not None else None
-    _remember(_layouts, key, layout, len(bounds_text))
+        dates = _guarded(_decode_dates, structure, dates_text) if dates_text is not None else None
+        layout = TaggedLayout(structure, bounds, dates or frozenset()) if bounds is not None else None
+    _remember(_layouts, key, layout, len(bounds_text) + len(dates_text or ""))
     return layout
 
 
@@ -238,7 +262,7 @@ def _remember(store: "OrderedDict[Any, Any]", key: Any, value: Any, chars: int) 
         for other in (_layouts, _structures):  # decoded layouts first: they hold structures
             while other and (len(other) > _CACHE_SIZE or _cache_chars > _CACHE_CHARS):
                 old, _ = other.popitem(last=False)
-                _cache_chars -= len(old) if isinstance(old, str) else len(old[1])
+                _cache_chars -= len(old) if isinstance(old, str) else len(old[1]) + len(old[2] or "")
 
 
 def clear_cache() -> None:
@@ -299,6 +323,8 @@ def _node(structure: _Structure, raw: Any, path: str, parquet: str) -> ValueLayo
             structure.columns.add(f"{parquet}.typed_value")
         if leaf.kind in _INTEGERS or leaf.kind in _DECIMALS:
             structure.bounded.append((parquet, leaf))
+        if leaf.kind is LeafKind.STRING and flags & _TYPED_COLUMN:
+            structure.strings.append(parquet)
         return ValueLayout(path, has_value, leaf)
     raise _Malformed("typed_value")
 
@@ -331,6 +357,15 @@ def _decode_bounds(structure: _Structure, text: str) -> dict[str, tuple[object, 
             raise _Malformed("bounds")
         out[parquet] = _bounds(leaf, pair[0], pair[1])
     return out
+
+
+def _decode_dates(structure: _Structure, text: str) -> frozenset[str]:
+    if len(text) > MAX_TAG_CHARS:
+        raise _Malformed("too long")
+    raw = json.loads(text)
+    if not isinstance(raw, list) or not all(type(i) is int and 0 <= i < len(structure.strings) for i in raw):
+        raise _Malformed("dates do not match the structure")
+    return frozenset(structure.strings[i] for i in raw)
 
 
 def _bounds(leaf: PrimitiveLayout, low: Any, high: Any) -> tuple[object, object]:

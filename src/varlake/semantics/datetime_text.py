@@ -16,6 +16,7 @@ cast fails.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import dataclass
 
 from varlake.semantics.calendar import (
@@ -304,3 +305,26 @@ def string_to_time(text: str) -> int | None:
     if p is None or not p.just_time or p.zone is not None:
         return None
     return _time_of_day_micros(p)
+
+
+# --- text every date cast accepts --------------------------------------------------------------------
+
+_DAY_OF_ANY_MONTH = r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])"
+_DAY_29_30 = r"\d{4}-(?:0[13-9]|1[0-2])-(?:29|30)"
+_DAY_31 = r"\d{4}-(?:0[13578]|1[02])-31"
+_LEAP_DAY = r"(?:\d\d(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29"
+
+#: ``yyyy-MM-dd`` naming a real day of years 0000-9999 (leap days of the proleptic Gregorian
+#: calendar, as ``LocalDate``): a whole-text pattern in the syntax both Python's ``re`` and
+#: RE2 (Arrow's ``match_substring_regex``) read the same way. Spark's string -> DATE cast
+#: accepts every such text, and so do its casts to TIMESTAMP (midnight in any zone: a day
+#: of these years is never outside the microsecond range) and TIMESTAMP_NTZ.
+ISO_DATE_TEXT = f"^(?:{_DAY_OF_ANY_MONTH}|{_DAY_29_30}|{_DAY_31}|{_LEAP_DAY})$"
+#: The cast targets (canonical names) that never fail on an ``ISO_DATE_TEXT`` string.
+ISO_DATE_TARGETS = frozenset({"date", "timestamp", "timestamp_ntz"})
+_ISO_DATE = re.compile(ISO_DATE_TEXT)
+
+
+def is_iso_date_text(text: str) -> bool:
+    """Whether ``text`` matches ``ISO_DATE_TEXT`` (so every ``ISO_DATE_TARGETS`` cast of it succeeds)."""
+    return _ISO_DATE.match(text) is not None and text[-1] != "\n"  # ``$`` also matches before a final newline

@@ -77,7 +77,8 @@ def _group_line(group: FileGroup) -> str:
     head = f"    {group.kind} read: {len(group.tasks)} file(s), {rows} row(s)" + (f" [{where}]" if where else "")
     if group.kind == "shredded":
         leaves = "; ".join(f"{use} <- {leaf}" for use, leaf in group.leaf_types)
-        return f"{head}: struct leaves {leaves}"
+        proven = "; ".join(str(use) for use, _ in group.leaf_types if use in group.proven)
+        return f"{head}: struct leaves {leaves}" + (f"; casts proven by ISO-date leaves: {proven}" if proven else "")
     return head
 
 

@@ -37,17 +37,22 @@ primitives (``counted``): a leaf's cast fails somewhere in the array iff the cas
 the leaves' array (``_counted_fails``, ``_null_count``); only a row where a cast fails
 builds the failure Variant (with ``transform``). Any other array (arrays of arrays,
 structs with struct or array fields) keeps the ``exists`` test.
-Correctness never depends on footer statistics.
+Correctness never depends on footer statistics. A use needs no failure column in files
+whose every failing-capable leaf is a string the writer read and found to hold only ISO
+dates, cast to a date or timestamp type (``date_text_serves``: Spark's cast never fails
+on such text, ``semantics.datetime_text.ISO_DATE_TEXT``); the planner checks the files.
 """
 
 from __future__ import annotations
 
 from varlake.delta.schema import ArrayType, DataType, PrimitiveType, StructType
 from varlake.expr.types import decimal_params
+from varlake.semantics.datetime_text import ISO_DATE_TARGETS
 from varlake.semantics.types import DELTA_NAMES, backquote
 
 __all__ = [
-    "STRING_LEAF_TARGETS", "array_cast_sql", "cast_sql", "counted", "elements_sql", "failure_sql", "may_fail", "raise_sql",
+    "STRING_LEAF_TARGETS", "array_cast_sql", "cast_sql", "counted", "date_text_serves", "elements_sql", "failure_sql", "may_fail",
+    "raise_sql",
     "string_leaf_serves", "type_sql",
 ]
 
@@ -74,6 +79,12 @@ def string_leaf_serves(leaf: str | None, target: str) -> bool:
     """Whether a typed leaf of type ``leaf`` serves ``target`` by Spark's Variant cast of a
     string: a string leaf and any atomic target other than string."""
     return leaf == "string" and (target in STRING_LEAF_TARGETS or decimal_params(target) is not None)
+
+
+def date_text_serves(leaf: str, target: str) -> bool:
+    """Whether a string leaf holding only ISO dates (``LayoutFacts.date_text``) casts to
+    ``target`` without ever failing."""
+    return leaf == "string" and target in ISO_DATE_TARGETS
 
 
 def cast_sql(expr: str, leaf: str, target: str, raising: bool = False) -> str:

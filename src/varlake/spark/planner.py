@@ -59,7 +59,7 @@ from varlake.expr.types import decimal_params, is_integral
 from varlake.read import PutBack, ScanPlan, ScanTask, bind_filter, plan_scan
 from varlake.read.layout import FileLayout, LayoutFacts, leaf_type_name, task_layout, unique_field
 from varlake.shred.layout import ArrayLayout, ObjectLayout, PrimitiveLayout, ValueLayout
-from varlake.spark.leaf_casts import may_fail, string_leaf_serves
+from varlake.spark.leaf_casts import date_text_serves, may_fail, string_leaf_serves
 from varlake.table import Table
 from varlake.semantics.types import DELTA_NAMES, SparkType, quote_identifier
 from varlake.variant.cast import parse_type
@@ -230,6 +230,39 @@ def _serving(layout: LayoutFacts, use: PathUse) -> str | None:
     return type_text(shape) if shape is not None else None
 
 
+def never_fails(layout: LayoutFacts, use: PathUse, shape: str) -> bool:
+    """Whether reading ``use`` from this file's leaves (read as ``shape``, ``serving``) is
+    proven never to fail: every leaf whose cast could fail is a string leaf of ISO dates
+    (``LayoutFacts.date_text``, which the writer proved from the values) cast to a date or
+    timestamp type (``leaf_casts.date_text_serves``)."""
+    key = ("spark.never_fails", use, shape)
+    if key not in layout.memo:
+        found = layout.node(use.column, use.segments)
+        layout.memo[key] = found is not None and _never_fails(layout, *found, target_type(use.target), target_type(shape))
+    return layout.memo[key]  # type: ignore[return-value]
+
+
+def _never_fails(layout: LayoutFacts, node: ValueLayout, parquet: str, target: DataType, shape: DataType) -> bool:
+    typed = node.typed
+    if isinstance(target, PrimitiveType) and isinstance(shape, PrimitiveType):
+        if not string_leaf_serves(shape.name, target.name):
+            return True
+        return date_text_serves(shape.name, target.name) and layout.date_text(parquet)
+    if isinstance(target, ArrayType) and isinstance(shape, ArrayType) and isinstance(typed, ArrayLayout):
+        element = f"{parquet}.typed_value.list.element"
+        return _never_fails(layout, typed.element, element, target.element_type, shape.element_type)
+    if isinstance(target, StructType) and isinstance(shape, StructType) and isinstance(typed, ObjectLayout):
+        wanted = {f.name: f.type for f in target.fields}
+        for f in shape.fields:
+            if f.name not in wanted:
+                continue  # a probe field, read for the object's nulls only
+            child = unique_field(typed, f.name)
+            if child is None or not _never_fails(layout, child, f"{parquet}.typed_value.{f.name}", wanted[f.name], f.type):
+                return False
+        return True
+    return False
+
+
 def _bounded_serves(layout: LayoutFacts, leaf: str, target: str, parquet: str) -> bool:
     """A leaf wider than ``target`` still serves it when the footer's min and max prove
     every value fits: integers into narrower integers or decimals, decimals into
@@ -343,13 +376,16 @@ class FileGroup:
     """Files read the same way: ``shredded`` (struct leaves) or ``variant``, one partition each.
 
     ``leaf_types`` gives, per use, the leaf type read for it, or for a struct/array target
-    the shape of the shredded subtree read (``serving``).
+    the shape of the shredded subtree read (``serving``); ``proven`` the uses whose casts
+    could fail on these leaves but are proven never to in every file of the group
+    (``never_fails``): they need no failure column here.
     """
 
     kind: GroupKind
     tasks: tuple[ScanTask, ...]
     partition_values: tuple[tuple[str, str | None], ...]
     leaf_types: tuple[tuple[PathUse, str], ...] = ()
+    proven: frozenset[PathUse] = frozenset()
 
     @property
     def leaves(self) -> dict[PathUse, str]:
@@ -480,8 +516,8 @@ def _with_failures(uses: tuple[PathUse, ...], groups: tuple[FileGroup, ...]) -> 
     or subtree (``leaf_casts``)."""
     failing = [
         use for use in uses
-        if use.target != ISNULL and not use.safe and any(
-            g.kind == "shredded" and may_fail(target_type(g.leaves[use]), target_type(use.target)) for g in groups
+        if not use.safe and any(
+            g.kind == "shredded" and use not in g.proven and _can_fail(use, g.leaves[use]) for g in groups
         )
     ]
     if not failing:
@@ -492,6 +528,11 @@ def _with_failures(uses: tuple[PathUse, ...], groups: tuple[FileGroup, ...]) -> 
         for g in groups
     )
     return uses + tuple(f for f, _ in extra), groups
+
+
+def _can_fail(use: PathUse, leaf: str) -> bool:
+    """Whether reading ``use`` from leaves read as ``leaf`` (a served pair) can fail on some value."""
+    return use.target != ISNULL and may_fail(target_type(leaf), target_type(use.target))
 
 
 def file_column(layout: LayoutFacts, column: tuple[str, ...], mapping: ColumnMapping | None) -> tuple[str, ...] | None:
@@ -531,26 +572,32 @@ def _group(
     for task in tasks:
         partition = tuple((c, task.partition_values.get(c)) for c in partition_columns)
         leaves: tuple[tuple[PathUse, str], ...] | None = None
+        proven: frozenset[PathUse] = frozenset()
         if uses:
             # the add's layout tags when well-formed, else the footer (id mode matches columns by
             # the file's field ids, which only the footer holds)
             tags = None if mapping is not None and mapping.mode == "id" else task.add.tags
             layout = task_layout(table.storage, f"{table.path}/{task.relative_path}", tags)
             found = []
+            proofs = []
             for use in uses:
                 # footer facts are looked up under the file's own names of the Variant column
                 column = file_column(layout, use.column, mapping)
-                leaf = serving(layout, replace(use, column=column)) if column is not None else None
+                in_file = replace(use, column=column) if column is not None else None
+                leaf = serving(layout, in_file) if in_file is not None else None
                 if leaf is None:
                     break
                 found.append((use, leaf))
+                if _can_fail(use, leaf) and never_fails(layout, in_file, leaf):  # type: ignore[arg-type]
+                    proofs.append(use)
             else:
                 leaves = tuple(found)  # type: ignore[assignment]
-        buckets.setdefault((partition, leaves), []).append(task)
+                proven = frozenset(proofs)
+        buckets.setdefault((partition, leaves, proven), []).append(task)
     groups = []
-    for (partition, leaves), members in buckets.items():
+    for (partition, leaves, proven), members in buckets.items():
         kind: GroupKind = "shredded" if leaves is not None else "variant"
-        groups.append(FileGroup(kind, tuple(members), partition, leaves or ()))
+        groups.append(FileGroup(kind, tuple(members), partition, leaves or (), proven))
     groups.sort(key=lambda g: (g.kind != "shredded", str(g.partition_values)))
     return tuple(groups)
 

@@ -610,6 +610,9 @@ def _read_frame(
     apart = shredded and plan.keep_apart and any(is_nested(use.target) for use in derived)
     tested: dict[PathUse, str] = {}  # failure columns computed over their use's rebuilt value
     for use, name in derived.items():
+        if use.failure and replace(use, failure=False) in group.proven:
+            columns.append(f"CAST(NULL AS VARIANT) AS {name}")  # never fails in these files
+            continue
         if apart and use.failure and is_nested(use.target) and replace(use, failure=False) in derived:
             tested[use] = name
             continue
@@ -920,7 +923,7 @@ class SharedReads:
     @staticmethod
     def _plan_key(plan: TablePlan, derived: Mapping[PathUse, str]) -> tuple[Any, ...]:
         groups = tuple(
-            (g.kind, tuple((t.relative_path, t.add.key[1]) for t in g.tasks), g.partition_values, g.leaf_types)
+            (g.kind, tuple((t.relative_path, t.add.key[1]) for t in g.tasks), g.partition_values, g.leaf_types, g.proven)
             for g in plan.groups  # a file's deletion vector (key[1]) changes what its read returns
         )
         flagged = not all_shredded(plan)  # whether the view has the flag column

@@ -18,6 +18,7 @@ from varlake.delta import config
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType, parse_schema
 from varlake.delta.stats import stats_json
+from varlake.io.date_leaves import ReadColumns
 from varlake.io.layout_tag import layout_tags
 from varlake.io.storage import Storage
 from varlake.semantics import partition_values
@@ -74,9 +75,21 @@ def file_facts(
         if meta is None:
             with storage.open_read(path) as handle:
                 meta = pq.read_metadata(handle)
-        tags = layout_tags(meta, path)  # from the same footer: no second read
+        tags = layout_tags(meta, path, _columns_of(storage, path))  # from the same footer: no second read
         stats = stats_json(meta, schema, indexed)
         yield relative, info.size, info.mtime_ms, meta.num_rows, stats, json.dumps(tags) if tags else None
+
+
+def _columns_of(storage: Storage, path: str) -> ReadColumns:
+    """Reads named leaf columns of the data file at ``path`` (``io.date_leaves``)."""
+
+    def read(columns: list[str]) -> Any:
+        import pyarrow.parquet as pq
+
+        with storage.open_read(path) as handle:
+            return pq.ParquetFile(handle).read(columns=columns)
+
+    return read
 
 
 def add_action(facts: FileFacts | tuple[str, int, int, int, str], values: Mapping[str, str | None]) -> AddFile:

@@ -1,0 +1,86 @@
+"""String leaves of a data file that hold only ISO dates, proven from their values.
+
+Spark's date and timestamp casts of a text matching ``semantics.datetime_text.ISO_DATE_TEXT``
+never fail, so a planner that knows every value of a string leaf matches it reads the
+leaf's casts to ``ISO_DATE_TARGETS`` without a failure test. The writer records the fact
+(``io.layout_tag.DATES_TAG``); this module establishes it, with Arrow kernels:
+
+* candidates come from the footer: a string ``typed_value`` column whose min and max are
+  ISO dates in every row group holding a value (a cheap filter, never the proof);
+* each candidate's values are then read (``read``: the columns, as pyarrow reads them) and
+  every non-null value is matched against the pattern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from varlake.semantics.datetime_text import ISO_DATE_TEXT, is_iso_date_text
+
+__all__ = ["ReadColumns", "date_leaves", "leaf_values"]
+
+#: reads the named Parquet leaf columns (dotted paths) of the file as a pyarrow table
+ReadColumns = Callable[[list[str]], pa.Table]
+
+
+def _candidate(metadata: pq.FileMetaData, index: int) -> bool:
+    for g in range(metadata.num_row_groups):
+        chunk = metadata.row_group(g).column(index)
+        stats = chunk.statistics
+        if stats is not None and stats.has_null_count and stats.null_count == chunk.num_values:
+            continue  # only NULLs in this row group
+        if stats is None or not stats.has_min_max:
+            return False
+        if not all(isinstance(b, str) and is_iso_date_text(b) for b in (stats.min, stats.max)):
+            return False
+    return True
+
+
+def leaf_values(table: pa.Table, column: str) -> pa.ChunkedArray:
+    """The values of the Parquet leaf column ``column`` (a dotted path, lists in the standard
+    ``list.element`` form) in ``table``, flattened through structs and lists (a value under a
+    NULL struct or list is not one)."""
+    head, *rest = column.split(".")
+    found = table.column(head)
+    chunks, dtype = list(found.chunks), found.type
+    i = 0
+    while i < len(rest):
+        if pa.types.is_struct(dtype) and dtype.get_field_index(rest[i]) >= 0:
+            index = dtype.get_field_index(rest[i])
+            chunks, dtype = [c.flatten()[index] for c in chunks], dtype.field(index).type
+            i += 1
+        elif (pa.types.is_list(dtype) or pa.types.is_large_list(dtype)) and rest[i : i + 2] == ["list", "element"]:
+            chunks, dtype = [c.flatten() for c in chunks], dtype.value_type
+            i += 2
+        else:
+            raise ValueError(f"{column}: no {rest[i]!r} in {dtype}")
+    return pa.chunked_array(chunks, dtype)
+
+
+def date_leaves(metadata: pq.FileMetaData, columns: Sequence[str], read: ReadColumns) -> frozenset[str]:
+    """Those of the string leaf ``columns`` (dotted Parquet paths) every non-null value of
+    which matches ``ISO_DATE_TEXT``."""
+    paths = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
+    candidates = [c for c in columns if c in paths and _candidate(metadata, paths[c])]
+    if not candidates:
+        return frozenset()
+    try:
+        table = read(candidates)
+    except (OSError, pa.ArrowException, ValueError):
+        return frozenset()  # the fact is optional: without it planners keep the failure test
+    proven = set()
+    for column in candidates:
+        try:
+            values = leaf_values(table, column)
+        except (KeyError, ValueError, pa.ArrowException):
+            continue
+        if not pa.types.is_string(values.type) and not pa.types.is_large_string(values.type):
+            continue
+        matched = pc.match_substring_regex(values, ISO_DATE_TEXT)
+        if matched.null_count == len(matched) or pc.all(matched).as_py():
+            proven.add(column)
+    return frozenset(proven)
