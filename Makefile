@@ -21,11 +21,11 @@ demo: $(STAMP)
 	$(PY) -m varlake.demo
 
 # The workload benchmarks of issues 6 and 16 (JSON strings vs Variant vs shredded vs varlake vs
-# relational vs DuckDB) at scale 5: 1M events, 150k orders (~15 min on 2 cores; generated JSON is
+# relational vs DuckDB) at scale 5: 1M events, 150k orders, 5 timed runs (~20 min on 2 cores; generated JSON is
 # kept in bench/.cache). Writes bench/RESULTS.md, results.json and the charts.
 VARLAKE_BENCH_SCALE ?= 5
 bench: $(STAMP)
-	VARLAKE_BENCH_SCALE=$(VARLAKE_BENCH_SCALE) $(PY) bench/run.py
+	VARLAKE_BENCH_SCALE=$(VARLAKE_BENCH_SCALE) $(PY) bench/run.py --runs 5
 
 # The same at scale 1 (200k events, 30k orders; a few minutes), into bench/out/quick/.
 bench-quick: $(STAMP)

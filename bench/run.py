@@ -66,6 +66,11 @@ SPARK_CONF = {
     "spark.driver.memory": "4g",
     "spark.sql.shuffle.partitions": "4",
     "spark.hadoop.parquet.hadoop.vectored.io.enabled": "false",
+    # seven storages' queries share one session: with Spark's default of 100 compiled classes
+    # they evict each other's generated code between a storage's runs (measured: varlake's
+    # literal-independent rebuild stages and Spark shredded's Q1 were compiled again every
+    # round), a cost a session running its own queries does not pay; bench/ANALYSIS.md
+    "spark.sql.codegen.cache.maxEntries": "1000",
 }
 
 
@@ -488,7 +493,9 @@ def results_markdown(meta: dict[str, Any], results: list[harness.WorkloadResult]
            "literals (TPC-H substitution parameters; the JSONBench queries have none), no engine caches results, nothing "
            "is cached in memory by the benchmark, and every storage's files are warm in the OS page cache because each "
            "was just written. Round 0 (untimed) warms up every storage and query, so Spark's JIT compilation is out of "
-           "the medians (its first-run times are listed separately). Bytes read: Spark's task input metrics (all stages "
+           "the medians (its first-run times are listed separately). Spark's cache of generated code holds 1000 classes "
+           "(its default, 100, is too few for seven storages' queries in one session: they evict each other's compiled "
+           "stages between runs). Bytes read: Spark's task input metrics (all stages "
            "of the query's jobs; Hadoop's vectored Parquet reads are switched off because they bypass these counters), "
            "and DuckDB's profiler (`total_bytes_read`). Every run of every query is checked against relational's rows "
            f"for the same literals (floats to a relative {harness.REL_TOL:g}); "

@@ -3,6 +3,7 @@ candidates, every value of a candidate is read and checked."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,11 @@ class _Reader:
     def __init__(self, path: Path) -> None:
         self.path, self.asked = path, []  # type: list[list[str]]
 
-    def __call__(self, columns: list[str]) -> pa.Table:
+    def __call__(self, columns: list[str]) -> Iterator[pa.Table]:
         self.asked.append(columns)
-        return pq.ParquetFile(self.path).read(columns=columns)
+        parquet = pq.ParquetFile(self.path)
+        for group in range(parquet.num_row_groups):
+            yield parquet.read_row_group(group, columns=columns)
 
 
 ALL = [DAY, NOTE, ITEM_D, ITEM_N]
@@ -68,6 +71,23 @@ def test_dates_at_the_top_and_in_arrays_of_objects_are_proven(tmp_path: Path) ->
     read = _Reader(path)
     assert date_leaves(meta, ALL, read) == {DAY, ITEM_D}
     assert read.asked == [[DAY, ITEM_D]]  # the notes' footer bounds are no dates: never read
+
+
+def test_reading_stops_when_no_candidate_is_left(tmp_path: Path) -> None:
+    """``1995-02-30`` sorts between its row group's bounds: the first row group read drops the leaf."""
+    rows = [_row("1995-01-01", None, None), _row("1995-02-30", None, None)] + [_row("1995-12-31", None, None)] * 7
+    path = tmp_path / "f.parquet"
+    meta = _write(path, rows, row_group_size=3)
+    groups: list[int] = []
+
+    def read(columns: list[str]) -> Iterator[pa.Table]:
+        parquet = pq.ParquetFile(path)
+        for group in range(parquet.num_row_groups):
+            groups.append(group)
+            yield parquet.read_row_group(group, columns=columns)
+
+    assert date_leaves(meta, [DAY], read) == frozenset()
+    assert groups == [0]
 
 
 def test_a_bad_day_between_good_bounds_is_found_in_the_values(tmp_path: Path) -> None:
@@ -96,7 +116,8 @@ def test_an_unreadable_file_proves_nothing(tmp_path: Path) -> None:
     path = tmp_path / "f.parquet"
     meta = _write(path, [_row("1995-01-01", None, None)])
 
-    def broken(columns: list[str]) -> pa.Table:
+    def broken(columns: list[str]) -> Iterator[pa.Table]:
+        yield pq.read_table(path, columns=columns)
         raise OSError("gone")
 
     assert date_leaves(meta, [DAY], broken) == frozenset()

@@ -30,6 +30,7 @@ from varlake.spark.planner import PathUse, failure_of, plan_table, target_type
 from varlake.spark.session import spark_conf
 from varlake.table import Table, to_arrow_table
 from varlake.variant import Variant
+from varlake.write.files import add_action, file_facts
 
 pytestmark = pytest.mark.spark
 
@@ -77,13 +78,19 @@ TEXT = st.one_of(
 _COUNTER = itertools.count()
 
 
-def _docs_table(root: Path, docs: list[Any], layout: str) -> Table:
-    """One file of documents ``v`` shredded with ``layout``."""
+def _docs_table(root: Path, docs: list[Any], layout: str, tagged: bool = False) -> Table:
+    """One file of documents ``v`` shredded with ``layout``; ``tagged``: its ``add`` carries
+    the layout tags the write path records (``write.files``: leaves of ISO dates proven),
+    else planners read its footer."""
     table = Table.create(root, "id bigint, v variant")
     schema = StructType(tuple(table.schema.field(name) for name in ("id", "v")))
     values = [None if d is None else Variant.from_python(d) for d in docs]
     data = to_arrow_table({"id": list(range(len(docs))), "v": values}, schema)
     write_parquet(data, root / "part-0.parquet", shredding={"v": layout}, variant_columns=["v"])
+    if tagged:
+        (facts,) = file_facts(table.storage, [("part-0.parquet", f"{root}/part-0.parquet")], table.schema.to_schema_string(), 32)
+        table.commit_files([add_action(facts, {})], "append")
+        return table
     size = (root / "part-0.parquet").stat().st_size
     table.commit_files([AddFile("part-0.parquet", size, {}, 0, True, table.file_stats_json("part-0.parquet"))], "append")
     return table
@@ -191,12 +198,17 @@ def test_curated_strings_every_target_and_form(spark: Any, tmp_path: Path) -> No
 
 @settings(max_examples=4, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(texts=st.lists(TEXT, min_size=1, max_size=12), targets=st.lists(st.sampled_from(TARGETS), min_size=1, max_size=2, unique=True))
-@example(texts=["2024-01-02", "1.5", "true"], targets=["date", "int"])
-def test_random_strings_match_spark(spark: Any, tmp_path: Path, texts: list[str], targets: list[str]) -> None:
+@given(
+    texts=st.lists(TEXT, min_size=1, max_size=12),
+    targets=st.lists(st.sampled_from(TARGETS), min_size=1, max_size=2, unique=True),
+    tagged=st.booleans(),
+)
+@example(texts=["2024-01-02", "1.5", "true"], targets=["date", "int"], tagged=False)
+@example(texts=["2024-01-02", "0000-02-29", "9999-12-31"], targets=["date", "timestamp"], tagged=True)  # proven: no failure column
+def test_random_strings_match_spark(spark: Any, tmp_path: Path, texts: list[str], targets: list[str], tagged: bool) -> None:
     texts = [t for t in texts if "\x00" not in t]  # Spark's parse_json keeps NUL; varlake too, but the JSON text cannot
     docs = _string_docs(texts)
-    table = _docs_table(tmp_path / f"t{next(_COUNTER)}", docs, "s string, k bigint")
+    table = _docs_table(tmp_path / f"t{next(_COUNTER)}", docs, "s string, k bigint", tagged)
     ref = _reference(spark, docs)
     _every_form(spark, table, ref, targets)
 
@@ -371,7 +383,8 @@ def _array_checks(spark: Any, table: Table, ref: str) -> list[str]:
     return outcomes
 
 
-DATE_OR_JUNK = st.one_of(st.sampled_from(GOOD_DATES + BAD_DATES), DATE_TEXT)
+ISO_DATES = st.dates().map(lambda d: d.isoformat())
+DATE_OR_JUNK = st.one_of(st.sampled_from(GOOD_DATES + BAD_DATES), DATE_TEXT, ISO_DATES)
 ITEM_LISTS = st.lists(
     st.builds(
         _item,
@@ -394,16 +407,21 @@ ORDERS = st.lists(
 
 @settings(max_examples=2, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(orders=ORDERS)
+@given(orders=ORDERS, tagged=st.booleans())
 @example(orders=[
     {"k": 1, "a": [_item("1995-01-02", "1", "A", Decimal("1.50")), _item(None, "2", None, None)], "ds": ["1995-01-02", None]},
     {"k": 2, "a": [], "ds": []},
     {"k": 3},
-])
-def test_arrays_of_objects_match_spark(spark: Any, tmp_path: Path, orders: list[dict[str, Any]]) -> None:
+], tagged=False)
+@example(orders=[  # ISO dates only, tagged: the date and timestamp targets need no failure column
+    {"k": 1, "a": [_item("1995-01-02", "1", "A", Decimal("1.50")), _item(None, "x", None, None)], "ds": ["1996-02-29"]},
+    {"k": 2, "a": [_item("2000-12-31", None, "R", None)], "ds": []},
+    {"k": 3},
+], tagged=True)
+def test_arrays_of_objects_match_spark(spark: Any, tmp_path: Path, orders: list[dict[str, Any]], tagged: bool) -> None:
     orders = [{k: v for k, v in o.items() if k != "ds" or None not in v} for o in orders]  # a JSON null element is not shredded
     docs: list[Any] = [*orders, None]
-    table = _docs_table(tmp_path / f"t{next(_COUNTER)}", docs, ARRAY_LAYOUT)
+    table = _docs_table(tmp_path / f"t{next(_COUNTER)}", docs, ARRAY_LAYOUT, tagged)
     _array_checks(spark, table, _reference(spark, docs))
 
 

@@ -7,13 +7,14 @@ leaf's casts to ``ISO_DATE_TARGETS`` without a failure test. The writer records 
 
 * candidates come from the footer: a string ``typed_value`` column whose min and max are
   ISO dates in every row group holding a value (a cheap filter, never the proof);
-* each candidate's values are then read (``read``: the columns, as pyarrow reads them) and
-  every non-null value is matched against the pattern.
+* each candidate's values are then read (``read``: the columns, one row group at a time,
+  as pyarrow reads them) and every non-null value is matched against the pattern; a
+  candidate is dropped at its first other value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,8 +24,9 @@ from varlake.semantics.datetime_text import ISO_DATE_TEXT, is_iso_date_text
 
 __all__ = ["ReadColumns", "date_leaves", "leaf_values"]
 
-#: reads the named Parquet leaf columns (dotted paths) of the file as a pyarrow table
-ReadColumns = Callable[[list[str]], pa.Table]
+#: reads the named Parquet leaf columns (dotted paths) of the file as pyarrow tables, one per
+#: row group (each read when the previous one has been checked)
+ReadColumns = Callable[[list[str]], Iterable[pa.Table]]
 
 
 def _candidate(metadata: pq.FileMetaData, index: int) -> bool:
@@ -68,19 +70,25 @@ def date_leaves(metadata: pq.FileMetaData, columns: Sequence[str], read: ReadCol
     candidates = [c for c in columns if c in paths and _candidate(metadata, paths[c])]
     if not candidates:
         return frozenset()
+    proven = set(candidates)
     try:
-        table = read(candidates)
+        for table in read(candidates):
+            for column in sorted(proven):
+                if not _only_dates(table, column):
+                    proven.discard(column)
+            if not proven:
+                break
     except (OSError, pa.ArrowException, ValueError):
         return frozenset()  # the fact is optional: without it planners keep the failure test
-    proven = set()
-    for column in candidates:
-        try:
-            values = leaf_values(table, column)
-        except (KeyError, ValueError, pa.ArrowException):
-            continue
-        if not pa.types.is_string(values.type) and not pa.types.is_large_string(values.type):
-            continue
-        matched = pc.match_substring_regex(values, ISO_DATE_TEXT)
-        if matched.null_count == len(matched) or pc.all(matched).as_py():
-            proven.add(column)
     return frozenset(proven)
+
+
+def _only_dates(table: pa.Table, column: str) -> bool:
+    try:
+        values = leaf_values(table, column)
+    except (KeyError, ValueError, pa.ArrowException):
+        return False
+    if not pa.types.is_string(values.type) and not pa.types.is_large_string(values.type):
+        return False
+    matched = pc.match_substring_regex(values, ISO_DATE_TEXT)
+    return matched.null_count == len(matched) or bool(pc.all(matched).as_py())

@@ -588,7 +588,7 @@ def _group(
                 if leaf is None:
                     break
                 found.append((use, leaf))
-                if _can_fail(use, leaf) and never_fails(layout, in_file, leaf):  # type: ignore[arg-type]
+                if not use.safe and _can_fail(use, leaf) and never_fails(layout, in_file, leaf):  # type: ignore[arg-type]
                     proofs.append(use)
             else:
                 leaves = tuple(found)  # type: ignore[assignment]

@@ -83,11 +83,13 @@ def file_facts(
 def _columns_of(storage: Storage, path: str) -> ReadColumns:
     """Reads named leaf columns of the data file at ``path`` (``io.date_leaves``)."""
 
-    def read(columns: list[str]) -> Any:
+    def read(columns: list[str]) -> Iterator[Any]:
         import pyarrow.parquet as pq
 
         with storage.open_read(path) as handle:
-            return pq.ParquetFile(handle).read(columns=columns)
+            parquet = pq.ParquetFile(handle)
+            for group in range(parquet.num_row_groups):
+                yield parquet.read_row_group(group, columns=columns)
 
     return read
 
