@@ -42,6 +42,7 @@ def _check(table: Table) -> None:
         assert LAYOUT_TAG in (add.tags or {}), add
         facts = tagged_layout(add.tags)
         assert facts is not None and facts.leaf_type(("v",), ("a",)) == "long"
+        assert facts.date_text("v.typed_value.s") and not facts.date_text("v.typed_value.k")  # ISO dates, read back
         assert_same_facts(file_layout(table.storage, table.data_file(add)), facts, [("v",)])
 
 

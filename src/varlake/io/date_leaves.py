@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from varlake.errors import StorageError
 from varlake.semantics.datetime_text import ISO_DATE_TEXT, is_iso_date_text
 
 __all__ = ["ReadColumns", "date_leaves", "leaf_values"]
@@ -78,7 +79,7 @@ def date_leaves(metadata: pq.FileMetaData, columns: Sequence[str], read: ReadCol
                     proven.discard(column)
             if not proven:
                 break
-    except (OSError, pa.ArrowException, ValueError):
+    except (OSError, StorageError, pa.ArrowException, ValueError):
         return frozenset()  # the fact is optional: without it planners keep the failure test
     return frozenset(proven)
 

@@ -3,7 +3,8 @@
 The write path (``write.files.file_facts``) puts ``layout_tags(metadata)`` into the file's
 ``add.tags`` (PROTOCOL.md: a map of string to string about the logical file). They are
 computed from the footer the writer has in hand, through ``FileLayout``, so they hold
-exactly the facts the footer gives, under two keys:
+exactly the facts the footer gives, plus one only values give (which string leaves hold
+only ISO dates), under three keys:
 
 * ``LAYOUT_TAG`` (``varlake.layout``), the structure, ``{"v": 1, "c": [[["v"], NODE], ...]}``:
   every Variant column of the file (a group through structs that ``recognise_layout``

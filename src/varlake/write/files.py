@@ -64,7 +64,9 @@ def file_facts(
     """Size, mtime, row count, Delta stats and layout tags of each ``(relative, storage path)`` file.
 
     Size and time come from ``storage.info``; the footer from ``footers`` (already at hand)
-    or read through ``storage.open_read``. Runs on the driver or, through an RDD, on executors.
+    or read through ``storage.open_read``, and so do the values of the string leaves whose
+    footer bounds are ISO dates (``io.date_leaves``, for the tags). Runs on the driver or,
+    through an RDD, on executors.
     """
     import pyarrow.parquet as pq
 
@@ -75,7 +77,8 @@ def file_facts(
         if meta is None:
             with storage.open_read(path) as handle:
                 meta = pq.read_metadata(handle)
-        tags = layout_tags(meta, path, _columns_of(storage, path))  # from the same footer: no second read
+        # from the same footer (no second read); string leaves whose bounds are ISO dates are read
+        tags = layout_tags(meta, path, _columns_of(storage, path))
         stats = stats_json(meta, schema, indexed)
         yield relative, info.size, info.mtime_ms, meta.num_rows, stats, json.dumps(tags) if tags else None
 
