@@ -145,3 +145,17 @@ def test_proven_exactly_when_every_value_matches(tmp_path: Path, days: list[str 
     meta = _write(path, [_row(d, None, [(d, None)]) for d in days], row_group_size=group)
     expected = all(d is None or is_iso_date_text(d) for d in days)
     assert date_leaves(meta, [DAY, ITEM_D], _Reader(path)) == ({DAY, ITEM_D} if expected else frozenset())
+
+
+def test_bounds_that_are_no_utf8_are_no_candidates(tmp_path: Path) -> None:
+    """A hostile file's string leaf with bytes that are no UTF-8: its footer bounds cannot be
+    decoded (pyarrow raises on them); the leaf is simply not proven, and nothing is read."""
+    data = b"\xff\xfe1995-01-01"
+    offsets = pa.py_buffer(bytes([0, 0, 0, 0, len(data), 0, 0, 0]))
+    broken = pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(data)])
+    leaf = pa.StructArray.from_arrays([pa.nulls(1, pa.binary()), broken], names=["value", "typed_value"])
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"v": pa.StructArray.from_arrays([leaf], names=["day"])}), path)
+    read = _Reader(path)
+    assert date_leaves(pq.read_metadata(path), ["v.day.typed_value"], read) == frozenset()
+    assert read.asked == []

@@ -38,7 +38,11 @@ def _candidate(metadata: pq.FileMetaData, index: int) -> bool:
             continue  # only NULLs in this row group
         if stats is None or not stats.has_min_max:
             return False
-        if not all(isinstance(b, str) and is_iso_date_text(b) for b in (stats.min, stats.max)):
+        try:
+            bounds = (stats.min, stats.max)
+        except (UnicodeDecodeError, ValueError, pa.ArrowException):
+            return False  # bytes that are no UTF-8 text: no ISO date either
+        if not all(isinstance(b, str) and is_iso_date_text(b) for b in bounds):
             return False
     return True
 
