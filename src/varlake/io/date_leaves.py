@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from varlake.errors import StorageError
+from varlake.io.layout_facts import row_group_bounds
 from varlake.semantics.datetime_text import ISO_DATE_TEXT, is_iso_date_text
 
 __all__ = ["ReadColumns", "date_leaves", "leaf_values"]
@@ -31,20 +32,8 @@ ReadColumns = Callable[[list[str]], Iterable[pa.Table]]
 
 
 def _candidate(metadata: pq.FileMetaData, index: int) -> bool:
-    for g in range(metadata.num_row_groups):
-        chunk = metadata.row_group(g).column(index)
-        stats = chunk.statistics
-        if stats is not None and stats.has_null_count and stats.null_count == chunk.num_values:
-            continue  # only NULLs in this row group
-        if stats is None or not stats.has_min_max:
-            return False
-        try:
-            bounds = (stats.min, stats.max)
-        except (UnicodeDecodeError, ValueError, pa.ArrowException):
-            return False  # bytes that are no UTF-8 text: no ISO date either
-        if not all(isinstance(b, str) and is_iso_date_text(b) for b in bounds):
-            return False
-    return True
+    bounds = row_group_bounds(metadata, index)
+    return bounds is not None and all(isinstance(b, str) and is_iso_date_text(b) for pair in bounds for b in pair)
 
 
 def leaf_values(table: pa.Table, column: str) -> pa.ChunkedArray:

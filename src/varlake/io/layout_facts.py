@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from varlake.errors import ShreddingError
 from varlake.shred.layout import ArrayLayout, LeafKind, ObjectLayout, PrimitiveLayout, ValueLayout, recognise_layout
 
-__all__ = ["FileLayout", "LayoutFacts", "Segment", "clear_cache", "leaf_type_name", "unique_field"]
+__all__ = ["FileLayout", "LayoutFacts", "Segment", "clear_cache", "leaf_type_name", "row_group_bounds", "unique_field"]
 
 Segment = str | int
 
@@ -131,6 +131,25 @@ class LayoutFacts(ABC):
         return self._leaves[key]
 
 
+def row_group_bounds(metadata: pq.FileMetaData, index: int) -> list[tuple[object, object]] | None:
+    """The footer's ``(min, max)`` of column ``index`` in each row group that holds a value
+    (row groups of NULLs only are left out), or None when such a row group has no
+    statistics or bounds that cannot be decoded (bytes that are no UTF-8 text)."""
+    out = []
+    for g in range(metadata.num_row_groups):
+        chunk = metadata.row_group(g).column(index)
+        stats = chunk.statistics
+        if stats is not None and stats.has_null_count and stats.null_count == chunk.num_values:
+            continue  # only NULLs here
+        if stats is None or not stats.has_min_max:
+            return None
+        try:
+            out.append((stats.min, stats.max))
+        except (UnicodeDecodeError, ValueError, pa.ArrowException):
+            return None
+    return out
+
+
 _RECOGNISED_SIZE = 1024
 _MISSING = object()
 _recognised: dict[pa.DataType, ValueLayout | None] = {}
@@ -211,15 +230,11 @@ class FileLayout(LayoutFacts):
         index = self.columns.get(f"{parquet}.typed_value")
         if index is None:
             return None
-        low: object = None
-        high: object = None
-        for g in range(self.metadata.num_row_groups):
-            chunk = self.metadata.row_group(g).column(index)
-            stats = chunk.statistics
-            if stats is not None and stats.has_null_count and stats.null_count == chunk.num_values:
-                continue  # only NULLs here
-            if stats is None or not stats.has_min_max or chunk.physical_type not in ("INT32", "INT64"):
-                return None
-            low = stats.min if low is None or stats.min < low else low  # type: ignore[operator]
-            high = stats.max if high is None or stats.max > high else high  # type: ignore[operator]
-        return low, high
+        groups = row_group_bounds(self.metadata, index)
+        if groups is None:
+            return None
+        if not groups:
+            return None, None
+        if self.metadata.schema.column(index).physical_type not in ("INT32", "INT64"):
+            return None
+        return min(low for low, _ in groups), max(high for _, high in groups)  # type: ignore[type-var]

@@ -22,11 +22,12 @@ only ISO dates), under three keys:
   the string leaves of the structure, in order (absent: none is known to).
 
 The structure is usually the same for every file of a write: it is decoded once per
-distinct text and shared; only the bounds and dates are per file. ``tagged_layout`` reads both back
-as a ``TaggedLayout`` (same answers as ``FileLayout`` for every path; leaf bounds for
+distinct text and shared; only the bounds and dates are per file. ``tagged_layout`` reads
+them back as a ``TaggedLayout`` (same answers as ``FileLayout`` for every path; leaf bounds for
 integer and decimal leaves only, the only ones planners ask), or None when either is
 absent, of another version or malformed (the caller then reads the footer): it never
-raises. A malformed ``DATES_TAG`` only loses the dates. A file whose structure would exceed ``MAX_TAG_CHARS`` gets no tags.
+raises; a malformed ``DATES_TAG`` only loses the dates. A file whose structure would exceed
+``MAX_TAG_CHARS`` gets no tags.
 """
 
 from __future__ import annotations

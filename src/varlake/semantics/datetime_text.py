@@ -327,4 +327,4 @@ _ISO_DATE = re.compile(ISO_DATE_TEXT)
 
 def is_iso_date_text(text: str) -> bool:
     """Whether ``text`` matches ``ISO_DATE_TEXT`` (so every ``ISO_DATE_TARGETS`` cast of it succeeds)."""
-    return _ISO_DATE.match(text) is not None and text[-1] != "\n"  # ``$`` also matches before a final newline
+    return _ISO_DATE.fullmatch(text) is not None  # not ``match``: ``$`` also matches before a final newline
