@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import itertools
-import json
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import varlake.spark as vs
-from spark_errors import error_condition
+from spark_answers import reference_view, same_outcome
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType
 from varlake.io.parquet_write import write_parquet
@@ -98,30 +97,11 @@ def _docs_table(root: Path, docs: list[Any], layout: str, tagged: bool = False) 
 
 def _reference(spark: Any, docs: list[Any]) -> str:
     """A view of the same documents as unshredded Variants (``parse_json``)."""
-    name = f"leaf_casts_ref_{next(_COUNTER)}"
-    rows = [(i, None if d is None else json.dumps(d, default=str)) for i, d in enumerate(docs)]
-    spark.createDataFrame(rows, "id bigint, j string").selectExpr("id", "parse_json(j) AS v").createOrReplaceTempView(name)
-    return name
-
-
-def _outcome(fn: Any) -> tuple[str, Any]:
-    from py4j.protocol import Py4JJavaError
-    from pyspark.errors import PySparkException
-
-    try:
-        frame = fn()
-        # as JSON text, computed by Spark: dates before year 1 have no Python value
-        rows = frame.toDF(*[f"c{i}" for i in range(len(frame.columns))]).selectExpr("to_json(struct(*))").collect()
-    except (PySparkException, Py4JJavaError) as exc:
-        return "error", error_condition(exc)
-    return "rows", sorted(row[0] for row in rows)
+    return reference_view(spark, docs, "leaf_casts_ref")
 
 
 def _check(spark: Any, table: Table, ref: str, query: str) -> tuple[str, Any]:
-    got = _outcome(lambda: vs.sql(spark, query, t=table))
-    expected = _outcome(lambda: spark.sql(query.replace("{t}", ref)))
-    assert got == expected, f"{query}\nvarlake: {got}\nspark:   {expected}"
-    return got
+    return same_outcome(spark, table, ref, query)
 
 
 def _assert_leaf_read(spark: Any, table: Table, query: str) -> None:

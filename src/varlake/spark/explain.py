@@ -11,7 +11,7 @@ Spark runs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from varlake.errors import TableError
@@ -107,6 +107,9 @@ def _table_lines(name: str, plan: TablePlan, prepared: PreparedQuery) -> list[st
     lines += [_group_line(g) for g in plan.groups]
     if plan.uses and all_shredded(plan):
         lines.append("  every file read serves the paths from leaves: the query reads them as plain columns (no fallback)")
+    exploded = [str(replace(use, elements=False)) for use in prepared.derived.get(name, {}) if use.elements]
+    if exploded:
+        lines.append("  arrays read as their shredded elements, each field cast where the query reads it: " + "; ".join(exploded))
     return lines
 
 

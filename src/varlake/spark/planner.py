@@ -59,6 +59,7 @@ from varlake.expr.types import decimal_params, is_integral
 from varlake.read import PutBack, ScanPlan, ScanTask, bind_filter, plan_scan
 from varlake.read.layout import FileLayout, LayoutFacts, leaf_type_name, task_layout, unique_field
 from varlake.shred.layout import ArrayLayout, ObjectLayout, PrimitiveLayout, ValueLayout
+from varlake.spark.element_fields import primitive_struct
 from varlake.spark.leaf_casts import date_text_serves, may_fail, string_leaf_serves
 from varlake.table import Table
 from varlake.semantics.types import DELTA_NAMES, SparkType, quote_identifier
@@ -70,6 +71,8 @@ __all__ = [
     "FileGroup",
     "PathUse",
     "TablePlan",
+    "element_shape",
+    "elements_of",
     "file_column",
     "is_nested",
     "leaf_serves",
@@ -108,6 +111,8 @@ class PathUse:
     safe: bool = False
     #: the *failure column* of the use (``failure_of``), not the use itself
     failure: bool = False
+    #: the use's array read as its shredded elements (``elements_of``), not rebuilt
+    elements: bool = False
 
     @property
     def path(self) -> str:
@@ -116,13 +121,20 @@ class PathUse:
 
     def __str__(self) -> str:
         what = "IS NULL" if self.target == ISNULL else f"{'TRY ' if self.safe else ''}AS {self.target}"
-        return f"{'.'.join(self.column)}:{self.path} {what}" + (" (where it fails)" if self.failure else "")
+        return (f"{'.'.join(self.column)}:{self.path} {what}" + (" (where it fails)" if self.failure else "")
+                + (" (as its shredded elements)" if self.elements else ""))
 
 
 def failure_of(use: PathUse) -> PathUse:
     """The use's failure column: a Variant, NULL unless the cast fails on the row
     (``leaf_casts.failure_sql``); the query's site raises from it (``leaf_casts.raise_sql``)."""
     return replace(use, failure=True)
+
+
+def elements_of(use: PathUse) -> PathUse:
+    """The use's array of structs as its shredded elements (``element_shape``): the query
+    explodes it and reads each field where it accesses it (``element_fields``)."""
+    return replace(use, elements=True)
 
 
 # --- struct and array targets ------------------------------------------------------------------------
@@ -533,6 +545,33 @@ def _with_failures(uses: tuple[PathUse, ...], groups: tuple[FileGroup, ...]) -> 
 def _can_fail(use: PathUse, leaf: str) -> bool:
     """Whether reading ``use`` from leaves read as ``leaf`` (a served pair) can fail on some value."""
     return use.target != ISNULL and may_fail(target_type(leaf), target_type(use.target))
+
+
+def element_shape(plan: TablePlan, use: PathUse) -> StructType | None:
+    """The leaf types of the elements' fields when ``use``, an array of structs of
+    primitives the query explodes and reads field by field (``element_fields``), can be
+    read as its shredded elements (``elements_of``), else None: every file the plan reads
+    is in a shredded group, every group reads the same element leaves (the view's column
+    has one type), and no field's cast can fail there (a ``try_`` form, leaves that
+    convert exactly, or casts proven by the files: ``never_fails``) -- the cast of a field
+    then happens only where the query reads it, and rows the query never reads fail
+    nowhere, as in Spark."""
+    if primitive_struct(target_type(use.target)) is None:
+        return None
+    if not plan.groups or any(g.kind != "shredded" for g in plan.groups):
+        return None
+    shapes = {g.leaves[use] for g in plan.groups}
+    if len(shapes) != 1:
+        return None
+    if not use.safe and any(use not in g.proven and _can_fail(use, g.leaves[use]) for g in plan.groups):
+        return None
+    shape = target_type(shapes.pop())
+    if not isinstance(shape, ArrayType) or not isinstance(shape.element_type, StructType):
+        return None
+    element = shape.element_type
+    if len({f.name.lower() for f in element.fields}) < len(element.fields):
+        return None
+    return element
 
 
 def file_column(layout: LayoutFacts, column: tuple[str, ...], mapping: ColumnMapping | None) -> tuple[str, ...] | None:

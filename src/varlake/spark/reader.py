@@ -9,8 +9,10 @@ groups. So each table of a query becomes a view that is the union of
 * one *shredded* branch per group of files in which every path the query uses is
   perfectly shredded with a compatible leaf type (``planner``): each path is a derived
   column ``__vl_<n>`` computed from the leaf (for a struct or array target, rebuilt from
-  the subtree's leaves with ``named_struct`` and ``transform``); the Variant columns
-  themselves (top-level or in structs) are NULL;
+  the subtree's leaves with ``named_struct`` and ``transform``, or for an array of
+  structs the query only explodes and reads field by field, the shredded elements as
+  read: ``sql.rewritten_tree`` casts each field where the query reads it); the Variant
+  columns themselves (top-level or in structs) are NULL;
 * one *variant* branch per group of other files, read with the table's schema
   (``variant`` types): derived columns are NULL there, and the query's own expressions
   compute the values (``sql.rewrite`` routes each use through ``IF(__vl_shredded, ...)``);
@@ -61,6 +63,9 @@ from varlake.spark.planner import (
     PathUse,
     TablePlan,
     combine,
+    element_shape,
+    elements_of,
+    failure_of,
     is_nested,
     plan_table,
     target_type,
@@ -164,10 +169,32 @@ def prepare(
         if plan.uses and any(g.kind == "shredded" for g in plan.groups)
     }
     direct = [name for name in derived if all_shredded(plans[name])]
-    plans = {name: _kept_apart(plan, analysis) for name, plan in plans.items()}
-    tree = rewritten_tree(analysis, derived, direct)
+    elements = {name: _served_as_elements(analysis, plans[name], derived[name]) for name in direct}
+    plans = {name: _kept_apart(plan, analysis, derived.get(name)) for name, plan in plans.items()}
+    tree = rewritten_tree(analysis, derived, direct, elements)
     sql = analysis.text if tree is None else tree.sql(dialect=SparkSQL)
     return PreparedQuery(query, analysis, plans, derived, sql, tree)
+
+
+def _served_as_elements(analysis: QueryAnalysis, plan: TablePlan, derived: dict[PathUse, str]) -> dict[PathUse, StructType]:
+    """The uses of a directly read table whose exploded sites read the array as its
+    shredded elements (``planner.element_shape``), with the elements' leaf types; each
+    gets the derived column ``elements_of(use)``. A use none of whose sites needs the
+    rebuilt array any more loses its rebuilt column (and its failure column)."""
+    sites = [s for s in analysis.sites if s.table == plan.name]
+    chosen = {}
+    for use in dict.fromkeys(s.use for s in sites if s.fields is not None):
+        shape = element_shape(plan, use)
+        if shape is not None:
+            chosen[use] = shape
+    count = len(derived)
+    for i, use in enumerate(chosen):
+        derived[elements_of(use)] = derived_name(count + i)
+    for use in chosen:
+        if all(s.fields is not None for s in sites if s.use == use):
+            derived.pop(use, None)
+            derived.pop(failure_of(use), None)
+    return chosen
 
 
 class Analyses:
@@ -285,18 +312,25 @@ def _leaf_sql(use: PathUse, column: tuple[str, ...] | None = None) -> str:
     return f"{_node_sql(use, column)}.typed_value"
 
 
-def _kept_apart(plan: TablePlan, analysis: QueryAnalysis) -> TablePlan:
+def _kept_apart(plan: TablePlan, analysis: QueryAnalysis, derived: Mapping[PathUse, str] | None = None) -> TablePlan:
     """``plan``, marked to compute its rebuilt structs and arrays apart (``_keep_apart``)
-    when it has one and no site of the table is in a filter (WHERE, HAVING, a join): a
-    filter on another path would then run after every row's rebuild, not before it."""
+    when it has one (among the ``derived`` columns, if given: an array read as its
+    shredded elements is not rebuilt) and no site of the table is in a filter (WHERE,
+    HAVING, a join): a filter on another path would then run after every row's rebuild,
+    not before it."""
     from sqlglot import exp
 
-    nested = any(is_nested(use.target) for use in plan.uses)
+    nested = any(_rebuilt(use) for use in (plan.uses if derived is None else derived))
     filtered = any(
         s.table == plan.name and s.node.find_ancestor(exp.Where, exp.Having, exp.Join, exp.Qualify) is not None
         for s in analysis.sites
     )
     return replace(plan, keep_apart=True) if nested and not filtered else plan
+
+
+def _rebuilt(use: PathUse) -> bool:
+    """Whether a derived column is a struct or array rebuilt from leaves."""
+    return is_nested(use.target) and not use.elements
 
 
 def _rebuild_sql(node: str, target: DataType, shape: DataType, depth: int = 0, raising: bool = True) -> str:
@@ -335,6 +369,8 @@ def _derived_sql(use: PathUse, leaf: str, column: tuple[str, ...] | None = None)
     makes the query's site fail there (``leaf_casts``)."""
     if use.target == ISNULL:
         return f"({_leaf_sql(use, column)} IS NULL)"
+    if use.elements:  # the array of shredded elements as read (``sql.rewritten_tree`` casts their fields)
+        return f"{_node_sql(use, column)}.typed_value"
     if use.failure:
         return failure_sql(_node_sql(use, column), target_type(use.target), target_type(leaf))
     if not is_nested(use.target):
@@ -607,7 +643,7 @@ def _read_frame(
     frame = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
     if not all_shredded(plan):  # with only shredded groups nothing reads the flag
         columns.append(f"{'true' if shredded else 'false'} AS {FLAG_COLUMN}")
-    apart = shredded and plan.keep_apart and any(is_nested(use.target) for use in derived)
+    apart = shredded and plan.keep_apart and any(_rebuilt(use) for use in derived)
     tested: dict[PathUse, str] = {}  # failure columns computed over their use's rebuilt value
     for use, name in derived.items():
         if use.failure and replace(use, failure=False) in group.proven:
@@ -616,7 +652,8 @@ def _read_frame(
         if apart and use.failure and is_nested(use.target) and replace(use, failure=False) in derived:
             tested[use] = name
             continue
-        value = _derived_sql(use, leaves[use], read_names.get(use.column)) if shredded else f"CAST(NULL AS {_target_sql(use)})"
+        leaf = leaves[replace(use, elements=False)] if shredded else ""
+        value = _derived_sql(use, leaf, read_names.get(use.column)) if shredded else f"CAST(NULL AS {_target_sql(use)})"
         columns.append(f"{value} AS {name}")
     if not apart:
         return frame.selectExpr(*columns)

@@ -23,6 +23,10 @@ lazily, exactly where Spark would (so its errors surface where Spark's would). S
 the IF away inside each union branch and pushes filters on the leaf down to Parquet. A
 table whose every read file serves all its uses (only shredded groups: ``direct``) needs
 no fallback: its sites become the derived columns themselves, and its view has no flag.
+There, an array of structs the query explodes and reads only field by field
+(``element_fields``) may be read as its shredded elements: the site becomes the array of
+element groups, and each ``l.f`` the cast of the element's leaf (``planner.element_shape``
+says when the files allow it), so no struct is rebuilt per element.
 
 Queries sqlglot cannot parse, or that hold no rewritable site, run as written (only the
 placeholders are replaced), so results never depend on sqlglot understanding the query.
@@ -49,12 +53,13 @@ from sqlglot.parser import binary_range_parser
 from sqlglot.parsers.databricks import DatabricksParser
 from sqlglot.tokens import TokenType
 
-from varlake.delta.schema import StructType
+from varlake.delta.schema import ArrayType, PrimitiveType, StructType
 from varlake.errors import ExpressionError, InvalidPathError, TableError
 from varlake.expr import Predicate, normalize_type, parse_predicate
 from varlake.semantics.types import backquote
-from varlake.spark.leaf_casts import raise_sql
-from varlake.spark.planner import ISNULL, PathUse, failure_of, nested_target, variant_columns
+from varlake.spark.element_fields import ElementFields, FieldAccess, element_fields
+from varlake.spark.leaf_casts import cast_sql, raise_sql, type_sql
+from varlake.spark.planner import ISNULL, PathUse, elements_of, failure_of, is_nested, nested_target, target_type, variant_columns
 from varlake.variant.path import VariantPath
 
 __all__ = [
@@ -255,6 +260,8 @@ class Site:
     table: str
     qualifier: str | None
     use: PathUse
+    #: an array of structs the query explodes and reads field by field (``element_fields``)
+    fields: ElementFields | None = None
 
 
 @dataclass
@@ -486,7 +493,8 @@ def _analyze_scope(scope: Scope, by_view: Mapping[str, TableUsage], sites: list[
         else:
             target_node, use = site
             qualifier = alias if len(_reference(node)[0]) > len(path) else None
-            sites.append(Site(target_node, usage.name, qualifier, use))
+            fields = element_fields(target_node, target_type(use.target)) if is_nested(use.target) else None
+            sites.append(Site(target_node, usage.name, qualifier, use, fields))
             if use not in usage.uses:
                 usage.uses.append(use)
     if _is_lateral(scope):
@@ -630,23 +638,40 @@ def _variant_get_form(node: exp.Expr) -> exp.Expr:
     return node
 
 
-def rewrite(analysis: QueryAnalysis, derived: Mapping[str, Mapping[PathUse, str]], direct: Collection[str] = ()) -> str:
+def rewrite(
+    analysis: QueryAnalysis,
+    derived: Mapping[str, Mapping[PathUse, str]],
+    direct: Collection[str] = (),
+    elements: Mapping[str, Mapping[PathUse, StructType]] | None = None,
+) -> str:
     """The query with every site of the tables in ``derived`` routed through the derived columns.
 
     ``derived`` maps a table name to ``{use: derived column}``; tables not in it keep
     their expressions. A table in ``direct`` has only shredded reads (every row comes
     from a file that serves all its uses): its sites become the derived column itself,
-    with no flag and no fallback. Without any site to rewrite the text is returned as
-    analysed.
+    with no flag and no fallback. ``elements`` gives, per direct table, the uses whose
+    exploded sites (``Site.fields``) read the array as its shredded elements (the derived
+    column of ``elements_of(use)``) and the leaf types of the elements' fields
+    (``planner.element_shape``): each access ``l.f`` becomes the cast of ``l``'s leaf of
+    ``f``. Without any site to rewrite the text is returned as analysed.
     """
-    tree = rewritten_tree(analysis, derived, direct)
+    tree = rewritten_tree(analysis, derived, direct, elements)
     return analysis.text if tree is None else tree.sql(dialect=SparkSQL)
 
 
-def rewritten_tree(analysis: QueryAnalysis, derived: Mapping[str, Mapping[PathUse, str]], direct: Collection[str] = ()) -> exp.Expr | None:
+def rewritten_tree(
+    analysis: QueryAnalysis,
+    derived: Mapping[str, Mapping[PathUse, str]],
+    direct: Collection[str] = (),
+    elements: Mapping[str, Mapping[PathUse, StructType]] | None = None,
+) -> exp.Expr | None:
     """``rewrite``'s syntax tree: a rewritten copy of the analysis's tree (which stays as
     parsed, so one analysis serves many rewrites), or None when nothing is rewritten."""
-    chosen = [s for s in analysis.sites if s.table in derived and s.use in derived[s.table]]
+    elements = elements or {}
+    chosen = [
+        s for s in analysis.sites
+        if s.table in derived and (s.use in derived[s.table] or _as_elements(s, elements) is not None)
+    ]
     if analysis.tree is None or not chosen:
         return None
     tree = analysis.tree.copy()
@@ -654,6 +679,12 @@ def rewritten_tree(analysis: QueryAnalysis, derived: Mapping[str, Mapping[PathUs
     for site in chosen:
         node = copies[id(site.node)]
         qualifier = site.qualifier
+        shape = _as_elements(site, elements)
+        if shape is not None and site.fields is not None:
+            node.replace(exp.column(derived[site.table][elements_of(site.use)], table=qualifier))
+            for access in site.fields.accesses:
+                copies[id(access.node)].replace(_field_sql(site.use, site.fields.element, access, shape))
+            continue
         value = exp.column(derived[site.table][site.use], table=qualifier)
         failure = derived[site.table].get(failure_of(site.use))
         if failure is not None:  # a cast that can fail on a string leaf fails here, where Spark's would (leaf_casts)
@@ -666,6 +697,31 @@ def rewritten_tree(analysis: QueryAnalysis, derived: Mapping[str, Mapping[PathUs
         original = _variant_get_form(node.copy())
         node.replace(exp.If(this=flag, true=value, false=original))
     return tree
+
+
+def _as_elements(site: Site, elements: Mapping[str, Mapping[PathUse, StructType]]) -> StructType | None:
+    """The element leaves' shape when ``site`` reads its array as shredded elements."""
+    if site.fields is None:
+        return None
+    return elements.get(site.table, {}).get(site.use)
+
+
+def _field_sql(use: PathUse, element: str, access: FieldAccess, shape: StructType) -> exp.Expr:
+    """``l.f`` over shredded elements: the cast of the element's leaf of ``f`` as Spark
+    casts its Variant value (``leaf_casts.cast_sql``; NULL where the element or its field
+    is), NULL of the field's type where no file shreds ``f`` (missing in every element);
+    a bare SELECT item keeps its output name ``f``."""
+    target = target_type(use.target)
+    assert isinstance(target, ArrayType) and isinstance(target.element_type, StructType)
+    want = target.element_type.field(access.field).type
+    read = {f.name: f.type for f in shape.fields}.get(access.field)
+    assert isinstance(want, PrimitiveType) and (read is None or isinstance(read, PrimitiveType))
+    if read is None:
+        text = f"CAST(NULL AS {type_sql(want.name)})"
+    else:
+        text = cast_sql(f"{backquote(element)}.typed_value.{backquote(access.field)}.typed_value", read.name, want.name)
+    value = sqlglot.parse_one(text, dialect=SparkSQL)
+    return exp.alias_(value, access.field, quoted=True) if access.projected else value
 
 
 def retarget(tree: exp.Expr, tables: Mapping[str, tuple[str, str]]) -> str:
