@@ -461,7 +461,8 @@ class Varlake(SparkStorage):
 
 def _read_path(explanation: Any) -> str:
     """The planner's read path in a few words: file groups by kind ("shredded read 8/8 files"),
-    files skipped by statistics, and why the Variant is read whole when it is."""
+    arrays of structs read as their shredded elements, files skipped by statistics, and why
+    the Variant is read whole when it is."""
     parts = []
     for name, plan in explanation.plans.items():
         total = plan.scan.total_files
@@ -469,6 +470,9 @@ def _read_path(explanation: Any) -> str:
         for group in plan.groups:
             kinds[group.kind] = kinds.get(group.kind, 0) + len(group.tasks)
         parts += [f"{kind} read {n}/{total} files" for kind, n in sorted(kinds.items())]
+        exploded = [use for use in explanation.prepared.derived.get(name, {}) if getattr(use, "elements", False)]
+        if exploded:
+            parts.append("exploded from element leaves")
         if plan.skipped_by_stats:
             parts.append(f"{len(plan.skipped_by_stats)}/{total} skipped by statistics")
         if plan.whole_variant:

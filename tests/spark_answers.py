@@ -8,6 +8,7 @@ from typing import Any
 
 import varlake.spark as vs
 from spark_errors import error_condition
+from varlake.table import Table
 
 _COUNTER = itertools.count()
 
@@ -41,3 +42,15 @@ def same_outcome(spark: Any, table: Any, ref: str, query: str) -> tuple[str, Any
     expected = outcome(lambda: spark.sql(query.replace("{t}", ref)))
     assert got == expected, f"{query}\nvarlake: {got}\nspark:   {expected}"
     return got
+
+
+def appended_table(root: Any, files: list[list[Any]]) -> Table:
+    """A shredded table ``(id, v)`` with one ``Table.append`` per list of documents (ids
+    numbered on, as ``reference_view`` numbers their concatenation): written by the one
+    write path, so its files carry the layout tags (ISO dates proven)."""
+    table = Table.create(root, "id bigint, v variant", properties={"delta.enableVariantShredding": "true"})
+    first = 0
+    for docs in files:
+        table.append([{"id": first + j, "v": d} for j, d in enumerate(docs)])
+        first += len(docs)
+    return table

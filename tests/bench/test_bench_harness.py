@@ -174,6 +174,9 @@ def test_every_storage_answers_every_tpch_query_the_same(spark: Any, tmp_path: P
     _check(result)
     q1 = result.storages["relational"].queries["Q1"]
     assert q1.rows == 4 and len(q1.seconds) == 1  # returnflag x linestatus groups; one timed run
+    for q in wl.queries:  # every query explodes the line items and reads them field by field
+        note = result.storages["varlake"].queries[q.name].note
+        assert "shredded read 2/2 files" in note and "exploded from element leaves" in note, (q.name, note)
 
 
 @pytest.mark.spark

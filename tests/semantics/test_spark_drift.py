@@ -366,3 +366,43 @@ def test_iso_date_text_is_accepted_by_every_date_cast_of_spark(spark, tmp_path) 
                     failures.append(f"{text!r} in {zone}: Spark gives {row.d}, {row.t}, {row.n}")
     assert sum(map(is_iso_date_text, texts)) > 2000
     assert not failures, "\n".join(failures[:20])
+
+
+def test_iso_date_texts_compare_with_dates_in_the_span_as_their_days(spark, tmp_path) -> None:  # noqa: ANN001
+    """``ISO_DATE_SPAN``: Spark's text of every DATE in the span is its ISO text, and for
+    ISO date strings ``a``, ``b`` and such a DATE ``d``, ``CAST(a AS DATE) op d`` is
+    ``a op CAST(d AS STRING)`` and ``CAST(a AS DATE) op CAST(b AS DATE)`` is ``a op b``
+    for every comparison (``leaf_casts.iso_date_text_sql``)."""
+    from varlake.semantics.datetime_text import ISO_DATE_SPAN, format_date, is_iso_date_text, string_to_date
+    from varlake.spark.leaf_casts import iso_date_text_sql
+
+    rng = random.Random(RNG_SEED)
+    first, last = (string_to_date(t) for t in ISO_DATE_SPAN)
+    assert first is not None and last is not None and format_date(first) == ISO_DATE_SPAN[0] and format_date(last) == ISO_DATE_SPAN[1]
+    edges = [first, first + 1, first + 59, first + 60, last - 1, last, string_to_date("1582-10-04"), string_to_date("1582-10-15"), 0, -1]
+    days = edges + [rng.randint(first, last) for _ in range(1500)] + [rng.randint(-1000, 1000) for _ in range(200)]
+    texts = [format_date(d) for d in days]
+    assert all(map(is_iso_date_text, texts))
+    # DATEs outside the span too (years -1, 10000, ...): their text is not ISO, the test says so
+    dates = days + [first - 1, last + 1, first - 400, last + 400, first - 10**6, last + 10**6]
+    rows = [(i, texts[i % len(texts)], texts[(i * 7 + 3) % len(texts)], dates[(i * 7 + 5) % len(dates)]) for i in range(len(dates))]
+    rows += [(len(rows), None, texts[0], days[0]), (len(rows) + 1, texts[1], None, None)]
+    path = tmp_path / "pairs.parquet"
+    pq.write_table(pa.table({"i": [r[0] for r in rows], "a": [r[1] for r in rows], "b": [r[2] for r in rows],
+                             "d": pa.array([r[3] for r in rows], pa.int32())}), path)
+    spark.read.parquet(str(path)).selectExpr("i", "a", "b", "date_add(DATE'1970-01-01', d) AS d").createOrReplaceTempView("iso_pairs")
+    test, text = iso_date_text_sql("d")
+    assert not any(is_iso_date_text(format_date(d)) for d in dates[len(days):])
+    checks = [f"CAST(d AS STRING) <=> {text}", "CAST(d AS STRING) <=> format_date_iso"]  # Spark's text is format_date's
+    for op in ("=", "<>", "<", "<=", ">", ">=", "<=>"):
+        checks.append(f"NOT {test} OR ((try_cast(a AS DATE) {op} d) <=> (a {op} {text}))")
+        checks.append(f"(try_cast(a AS DATE) {op} try_cast(b AS DATE)) <=> (a {op} b)")
+    checks.append(f"NOT {test} OR ((d BETWEEN try_cast(a AS DATE) AND try_cast(b AS DATE)) <=> ({text} BETWEEN a AND b))")
+    formatted = spark.createDataFrame([(r[0], None if r[3] is None else format_date(r[3])) for r in rows], "i int, format_date_iso string")
+    frame = spark.table("iso_pairs").join(formatted, "i")
+    inside = frame.selectExpr(f"{test} AS inside").where("inside").count()
+    assert inside == sum(1 for r in rows if r[3] is not None and first <= r[3] <= last) > 1000
+    assert frame.where("d IS NOT NULL").count() - inside >= 4  # some outside
+    failed = frame.selectExpr("i", *[f"({c}) AS c{n}" for n, c in enumerate(checks)])
+    bad = failed.where(" OR ".join(f"NOT coalesce(c{n}, false)" for n in range(len(checks)))).limit(5).collect()
+    assert not bad, (checks, bad)

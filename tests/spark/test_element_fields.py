@@ -81,3 +81,18 @@ def test_only_arrays_of_structs_of_primitives_with_distinct_names() -> None:
     a, upper_a = StructField("a", PrimitiveType("long")), StructField("A", PrimitiveType("integer"))
     assert primitive_struct(ArrayType(StructType((a,)))) == StructType((a,))
     assert primitive_struct(ArrayType(StructType((a, upper_a)))) is None  # ``l.a`` would be ambiguous
+
+
+@pytest.mark.parametrize(("text", "constant"), [
+    ("DATE'1995-01-02'", True), ("DATE '1995-1-2'", True), ("(DATE'1995-01-02')", True), ("current_date()", True),
+    ("date_sub(DATE'1998-12-01', 90)", True), ("date_add(DATE'1998-12-01', -3)", True), ("add_months(DATE'1995-01-31', 1)", True),
+    ("add_months(date_sub(DATE'1995-01-31', 1), 12)", True),
+    ("CAST('garbage' AS DATE)", False),  # a cast that can fail
+    ("TRY_CAST('1995-01-02' AS DATE)", False), ("CAST(x AS DATE)", False), ("TIMESTAMP'1995-01-02 10:00:00'", False),
+    ("'1995-01-02'", False), ("date_sub(DATE'1998-12-01', n)", False), ("date_add(DATE'1998-12-01', 1.5)", False),
+    ("add_months(x, 1)", False), ("make_date(1995, 1, 2)", False),
+])
+def test_constant_dates(text: str, constant: bool) -> None:
+    from varlake.spark.sql import _constant_date
+
+    assert _constant_date(sqlglot.parse_one(text, dialect=SparkSQL)) is constant

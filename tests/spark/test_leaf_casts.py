@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import varlake.spark as vs
-from spark_answers import reference_view, same_outcome
+from spark_answers import appended_table, reference_view, same_outcome
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType
 from varlake.io.parquet_write import write_parquet
@@ -272,16 +272,6 @@ def test_tpch_nested_shapes_read_element_leaves(spark: Any, tmp_path: Path, bad:
         assert outcomes == ["error", "error", "rows", "error", "rows"]
 
 
-def _appended(root: Path, files: list[list[Any]]) -> Table:
-    """A shredded table with one ``Table.append`` per list of documents (ids numbered on)."""
-    table = Table.create(root, "id bigint, v variant", properties={"delta.enableVariantShredding": "true"})
-    first = 0
-    for docs in files:
-        table.append([{"id": first + j, "v": d} for j, d in enumerate(docs)])
-        first += len(docs)
-    return table
-
-
 def test_leaves_of_iso_dates_need_no_failure_test_and_other_files_keep_theirs(spark: Any, tmp_path: Path) -> None:
     """The writer proves the date strings ISO dates (``varlake.layout.dates``): the casts of
     those files need no failure column. A file with a date in a spelling Spark reads but the
@@ -289,7 +279,7 @@ def test_leaves_of_iso_dates_need_no_failure_test_and_other_files_keep_theirs(sp
     the answers and errors stay Spark's."""
     good = [_order(i) for i in range(30)]
     loose, bad = [_order(30, "1995-1-3"), _order(34)], [_order(31, "1995-02-30")]
-    table = _appended(tmp_path / "t", [good])
+    table = appended_table(tmp_path / "t", [good])
     ref = _reference(spark, good)
     dates_only = [q.replace(", l_n: int>>", ">>") for q in TPCH_SHAPES[:3]] + [
         "SELECT v:o_key::bigint, v:o_orderdate::timestamp, CAST(v:o_orderdate AS TIMESTAMP_NTZ),"
@@ -304,14 +294,14 @@ def test_leaves_of_iso_dates_need_no_failure_test_and_other_files_keep_theirs(sp
     assert [use.segments for use in plan.uses if use.failure] == [("lineitems",)]
     assert "casts proven by ISO-date leaves: v:$['o_orderdate'] AS date" in str(vs.explain(spark, TPCH_SHAPES[1], t=table, show=False))
 
-    table = _appended(tmp_path / "t2", [good, loose])
+    table = appended_table(tmp_path / "t2", [good, loose])
     ref = _reference(spark, good + loose)
     for query in TPCH_SHAPES + dates_only:
         assert _check(spark, table, ref, query)[0] == "rows"
     plan = vs.explain(spark, dates_only[0], t=table, show=False).plans["t"]
     assert sorted(len(g.proven) for g in plan.groups) == [0, 1] and any(use.failure for use in plan.uses)
 
-    table = _appended(tmp_path / "t3", [good, bad, loose])
+    table = appended_table(tmp_path / "t3", [good, bad, loose])
     ref = _reference(spark, good + bad + loose)
     for ansi in ("true", "false"):
         with spark_conf(spark, {"spark.sql.ansi.enabled": ansi}):

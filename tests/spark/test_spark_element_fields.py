@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import varlake.spark as vs
-from spark_answers import reference_view, same_outcome
+from spark_answers import appended_table, reference_view, same_outcome
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType
 from varlake.io.parquet_write import write_parquet
@@ -169,31 +169,91 @@ def test_casts_that_can_fail_keep_spark_errors_and_the_try_form_reads_elements(s
 
 
 ISO_DATES = st.dates(min_value=datetime.date(1900, 1, 1), max_value=datetime.date(2100, 12, 31)).map(lambda d: d.isoformat())
-ITEM = st.fixed_dictionaries({}, optional={"a": st.integers(-(2**40), 2**40), "s": st.sampled_from(["A", "R", "", "é"]), "d": ISO_DATES})
+ITEM = st.fixed_dictionaries({}, optional={"a": st.integers(-(2**40), 2**40), "s": st.sampled_from(["A", "R", "", "é"]), "d": ISO_DATES,
+                                           "e": st.sampled_from(["1999-12-31", "2000-01-01", "2000-02-29"])})
 DOC = st.one_of(st.none(), st.fixed_dictionaries({"k": st.integers(0, 3)}, optional={"items": st.lists(ITEM, max_size=4)}))
 QUERIES = [
     "SELECT id, l.a, l.s, l.d FROM (SELECT id, variant_get(v, '$.items', 'array<struct<a: bigint, s: string, d: date>>') AS lis "
     "FROM {t}) LATERAL VIEW OUTER explode(lis) x AS l",
     "SELECT l.s, count(*), sum(l.a), max(l.d) FROM {t} LATERAL VIEW explode(variant_get(v, '$.items', "
     "'array<struct<s: string, a: decimal(20,0), d: timestamp>>')) x AS l WHERE l.d IS NOT NULL OR l.a > 0 GROUP BY l.s",
+    "SELECT id, l.a FROM (SELECT id, variant_get(v, '$.items', 'array<struct<a: bigint, d: date, e: date>>') AS lis FROM {t}) "
+    "LATERAL VIEW explode(lis) x AS l WHERE l.d >= DATE'2000-01-01' OR l.d <=> l.e OR l.e BETWEEN DATE'2000-01-01' AND DATE'2000-02-28'",
 ]
 
 
 @settings(max_examples=6, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(files=st.lists(st.lists(DOC, min_size=1, max_size=6), min_size=1, max_size=2))
-@example(files=[[{"k": 1, "items": [{"a": 1, "s": "A", "d": "1995-01-02"}, {"a": 2}]}, {"k": 2, "items": []}, {"k": 3}, None]])
+@example(files=[[{"k": 1, "items": [{"a": 1, "s": "A", "d": "1995-01-02", "e": "2000-01-01"}, {"a": 2}]}, {"k": 2, "items": []}, {"k": 3}, None]])
 def test_written_tables_answer_as_spark(spark: Any, tmp_path: Path, files: list[list[Any]]) -> None:
     """Tables written by ``Table.append`` (the date strings proven ISO dates by the writer):
     whatever the planner chooses, the answers are Spark's; the explicit example, whose
     files all shred the items alike, reads them as elements."""
-    table = Table.create(tmp_path / f"t{next(_COUNTER)}", "id bigint, v variant", properties={"delta.enableVariantShredding": "true"})
-    first = 0
-    for docs in files:
-        table.append([{"id": first + j, "v": d} for j, d in enumerate(docs)])
-        first += len(docs)
+    table = appended_table(tmp_path / f"t{next(_COUNTER)}", files)
     ref = _reference(spark, [d for docs in files for d in docs])
     served = [_check(spark, table, ref, query) for query in QUERIES]
     assert all(kind == "rows" for _, kind in served)
-    if files == [[{"k": 1, "items": [{"a": 1, "s": "A", "d": "1995-01-02"}, {"a": 2}]}, {"k": 2, "items": []}, {"k": 3}, None]]:
-        assert [elements for elements, _ in served] == [True, True]
+    if files == [[{"k": 1, "items": [{"a": 1, "s": "A", "d": "1995-01-02", "e": "2000-01-01"}, {"a": 2}]}, {"k": 2, "items": []}, {"k": 3}, None]]:
+        assert [elements for elements, _ in served] == [True, True, True]
+        assert "CASE WHEN" in vs.explain(spark, QUERIES[2], t=table, show=False).sql  # the dates compare as text
+
+
+# --- fields of ISO dates compare as text ---------------------------------------------------------------------
+
+DATED = "array<struct<d: date, e: date, n: bigint>>"
+
+
+def _dated(i: int, loose: bool = False) -> dict[str, Any]:
+    items = [{"d": (datetime.date(1995, 1, 1) + datetime.timedelta(days=(i * 37 + j * 11) % 700)).isoformat(),
+              "e": (datetime.date(1995, 6, 1) + datetime.timedelta(days=(i * 5 + j) % 90)).isoformat(), "n": i + j}
+             for j in range(i % 4)]
+    if items and i % 5 == 1:
+        del items[0]["e"]
+    if loose and items:
+        items[0]["d"] = "1995-1-3"  # a spelling Spark reads, the writer does not prove
+    return {"items": items}
+
+
+COMPARISONS = [
+    "l.d < DATE'1995-06-01'", "l.d <= date_sub(DATE'1995-12-01', 30)", "DATE'1995-03-01' > l.d", "l.d = DATE'1995-02-11'",
+    "l.d <> DATE'1995-02-11'", "l.d <=> DATE'1995-02-11'", "l.d >= add_months(DATE'1995-01-31', 1)",
+    "l.d BETWEEN DATE'1995-02-01' AND date_add(DATE'1995-02-01', 60)", "l.d < l.e", "l.e >= l.d", "l.d <=> l.e",
+    "l.d < DATE'+10000-01-01'", "l.d > DATE'-0001-01-01'",
+]
+
+
+def test_fields_of_iso_dates_compare_as_text(spark: Any, tmp_path: Path) -> None:
+    """Written by ``Table.append`` (the date strings proven ISO dates): a comparison of such a
+    field with a DATE constant or with another such field compares the texts, the
+    constant's text only inside the span of ISO texts (Spark folds that test away); the
+    answers stay Spark's, for ``variant_get`` and the try form."""
+    docs = [_dated(i) for i in range(60)] + [{}, None]
+    table = appended_table(tmp_path / "t", [docs])
+    ref = _reference(spark, docs)
+    for where in COMPARISONS:
+        for get in ("variant_get", "try_variant_get"):
+            query = (f"SELECT id, l.n, l.d FROM (SELECT id, {get}(v, '$.items', '{DATED}') AS lis FROM {{t}}) "
+                     f"LATERAL VIEW OUTER explode(lis) x AS l WHERE {where}")
+            assert _check(spark, table, ref, query) == (True, "rows"), query
+            sql = vs.explain(spark, query, t=table, show=False).sql
+            where_sql = sql.split(" WHERE ", 1)[1]
+            assert "TRY_CAST(`l`.typed_value.`d`.typed_value AS DATE) " not in where_sql.split(" ELSE ")[0], where_sql
+    # the constant's test folds away: Spark compares the leaf with a string literal
+    query = f"SELECT count(*) FROM {{t}} LATERAL VIEW explode(variant_get(v, '$.items', '{DATED}')) x AS l WHERE l.d < DATE'1995-06-01'"
+    plan = vs.sql(spark, query, t=table)._jdf.queryExecution().optimizedPlan().toString()
+    assert "typed_value.d.typed_value < 1995-06-01" in plan and "CASE" not in plan, plan
+
+
+def test_unproven_dates_are_parsed(spark: Any, tmp_path: Path) -> None:
+    """A file whose dates are not all ISO texts: its fields cast as before, and the answers
+    are Spark's."""
+    good, loose = [_dated(i) for i in range(30)], [_dated(i, loose=True) for i in range(30, 40)]
+    table = appended_table(tmp_path / "t", [good, loose])
+    ref = _reference(spark, good + loose)
+    for where in ("l.d < DATE'1995-06-01'", "l.d < l.e"):
+        query = (f"SELECT id, l.n FROM (SELECT id, try_variant_get(v, '$.items', '{DATED}') AS lis FROM {{t}}) "
+                 f"LATERAL VIEW explode(lis) x AS l WHERE {where}")
+        elements, kind = _check(spark, table, ref, query)
+        assert kind == "rows"
+        assert "CASE WHEN" not in vs.explain(spark, query, t=table, show=False).sql

@@ -322,6 +322,12 @@ _LEAP_DAY = r"(?:\d\d(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][2
 ISO_DATE_TEXT = f"^(?:{_DAY_OF_ANY_MONTH}|{_DAY_29_30}|{_DAY_31}|{_LEAP_DAY})$"
 #: The cast targets (canonical names) that never fail on an ``ISO_DATE_TEXT`` string.
 ISO_DATE_TARGETS = frozenset({"date", "timestamp", "timestamp_ntz"})
+#: The DATE values whose text (``format_date``; Spark's ``CAST(d AS STRING)``) is
+#: ``ISO_DATE_TEXT``'s ``yyyy-MM-dd``, first and last. Such texts have one width and their
+#: fields run from the most significant, so comparing two of them byte by byte orders them
+#: as the days they name: a string of ISO dates compares with a DATE in this span as its
+#: text compares with the DATE's text.
+ISO_DATE_SPAN = ("0000-01-01", "9999-12-31")
 _ISO_DATE = re.compile(ISO_DATE_TEXT)
 
 

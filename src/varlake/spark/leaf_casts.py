@@ -41,17 +41,20 @@ Correctness never depends on footer statistics. A use needs no failure column in
 whose every failing-capable leaf is a string the writer read and found to hold only ISO
 dates, cast to a date or timestamp type (``date_text_serves``: Spark's cast never fails
 on such text, ``semantics.datetime_text.ISO_DATE_TEXT``); the planner checks the files.
+Such leaves, read as DATE where a query compares them with each other or with a DATE
+constant, compare as text (``iso_date_text_sql``): no date is parsed per row.
 """
 
 from __future__ import annotations
 
 from varlake.delta.schema import ArrayType, DataType, PrimitiveType, StructType
 from varlake.expr.types import decimal_params
-from varlake.semantics.datetime_text import ISO_DATE_TARGETS
+from varlake.semantics.datetime_text import ISO_DATE_SPAN, ISO_DATE_TARGETS
 from varlake.semantics.types import DELTA_NAMES, backquote
 
 __all__ = [
-    "STRING_LEAF_TARGETS", "array_cast_sql", "cast_sql", "counted", "date_text_serves", "elements_sql", "failure_sql", "may_fail",
+    "STRING_LEAF_TARGETS", "array_cast_sql", "cast_sql", "counted", "date_text_serves", "elements_sql", "failure_sql",
+    "iso_date_text_sql", "may_fail",
     "raise_sql",
     "string_leaf_serves", "type_sql",
 ]
@@ -85,6 +88,15 @@ def date_text_serves(leaf: str, target: str) -> bool:
     """Whether a string leaf holding only ISO dates (``LayoutFacts.date_text``) casts to
     ``target`` without ever failing."""
     return leaf == "string" and target in ISO_DATE_TARGETS
+
+
+def iso_date_text_sql(date: str) -> tuple[str, str]:
+    """(a test that the DATE ``date`` has an ISO text, that text): where the test holds,
+    comparing a string leaf of ISO dates (``date_text_serves``) with the text is comparing
+    the leaf's DATE with ``date`` (``datetime_text.ISO_DATE_SPAN``), without parsing the leaf.
+    ``date`` must not fail: the test evaluates it on every row."""
+    first, last = ISO_DATE_SPAN
+    return f"({date} BETWEEN DATE'{first}' AND DATE'{last}')", f"CAST({date} AS STRING)"
 
 
 def cast_sql(expr: str, leaf: str, target: str, raising: bool = False) -> str:

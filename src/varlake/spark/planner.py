@@ -71,6 +71,7 @@ __all__ = [
     "FileGroup",
     "PathUse",
     "TablePlan",
+    "ElementShape",
     "element_shape",
     "elements_of",
     "file_column",
@@ -547,7 +548,18 @@ def _can_fail(use: PathUse, leaf: str) -> bool:
     return use.target != ISNULL and may_fail(target_type(leaf), target_type(use.target))
 
 
-def element_shape(plan: TablePlan, use: PathUse) -> StructType | None:
+@dataclass(frozen=True)
+class ElementShape:
+    """How an array of structs is read as its shredded elements (``element_shape``)."""
+
+    #: the leaf type read for each shredded field of the elements
+    leaves: StructType
+    #: the fields cast to DATE whose string leaves hold only ISO dates in every file
+    #: (``never_fails``): they compare as text (``leaf_casts.iso_date_text_sql``)
+    iso_dates: frozenset[str] = frozenset()
+
+
+def element_shape(plan: TablePlan, use: PathUse) -> ElementShape | None:
     """The leaf types of the elements' fields when ``use``, an array of structs of
     primitives the query explodes and reads field by field (``element_fields``), can be
     read as its shredded elements (``elements_of``), else None: every file the plan reads
@@ -571,7 +583,16 @@ def element_shape(plan: TablePlan, use: PathUse) -> StructType | None:
     element = shape.element_type
     if len({f.name.lower() for f in element.fields}) < len(element.fields):
         return None
-    return element
+    wanted = primitive_struct(target_type(use.target))
+    assert wanted is not None
+    iso_dates: frozenset[str] = frozenset()
+    if all(use in g.proven for g in plan.groups):  # every string leaf cast to a date holds ISO dates
+        kinds = {f.name: f.type for f in element.fields}
+        iso_dates = frozenset(
+            f.name for f in wanted.fields
+            if f.type == PrimitiveType("date") and kinds.get(f.name) == PrimitiveType("string")
+        )
+    return ElementShape(element, iso_dates)
 
 
 def file_column(layout: LayoutFacts, column: tuple[str, ...], mapping: ColumnMapping | None) -> tuple[str, ...] | None:
@@ -627,7 +648,8 @@ def _group(
                 if leaf is None:
                     break
                 found.append((use, leaf))
-                if not use.safe and _can_fail(use, leaf) and never_fails(layout, in_file, leaf):  # type: ignore[arg-type]
+                # (a try_ form has no failure column to spare, but its proven dates compare as text)
+                if _can_fail(use, leaf) and never_fails(layout, in_file, leaf):  # type: ignore[arg-type]
                     proofs.append(use)
             else:
                 leaves = tuple(found)  # type: ignore[assignment]

@@ -61,6 +61,7 @@ from varlake.spark.planner import (
     ISNULL,
     FileGroup,
     PathUse,
+    ElementShape,
     TablePlan,
     combine,
     element_shape,
@@ -176,9 +177,9 @@ def prepare(
     return PreparedQuery(query, analysis, plans, derived, sql, tree)
 
 
-def _served_as_elements(analysis: QueryAnalysis, plan: TablePlan, derived: dict[PathUse, str]) -> dict[PathUse, StructType]:
+def _served_as_elements(analysis: QueryAnalysis, plan: TablePlan, derived: dict[PathUse, str]) -> dict[PathUse, ElementShape]:
     """The uses of a directly read table whose exploded sites read the array as its
-    shredded elements (``planner.element_shape``), with the elements' leaf types; each
+    shredded elements (``planner.element_shape``), with how they are read; each
     gets the derived column ``elements_of(use)``. A use none of whose sites needs the
     rebuilt array any more loses its rebuilt column (and its failure column)."""
     sites = [s for s in analysis.sites if s.table == plan.name]

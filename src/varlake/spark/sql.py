@@ -57,9 +57,10 @@ from varlake.delta.schema import ArrayType, PrimitiveType, StructType
 from varlake.errors import ExpressionError, InvalidPathError, TableError
 from varlake.expr import Predicate, normalize_type, parse_predicate
 from varlake.semantics.types import backquote
+from varlake.semantics.datetime_text import string_to_date
 from varlake.spark.element_fields import ElementFields, FieldAccess, element_fields
-from varlake.spark.leaf_casts import cast_sql, raise_sql, type_sql
-from varlake.spark.planner import ISNULL, PathUse, elements_of, failure_of, is_nested, nested_target, target_type, variant_columns
+from varlake.spark.leaf_casts import cast_sql, iso_date_text_sql, raise_sql, type_sql
+from varlake.spark.planner import ISNULL, ElementShape, PathUse, elements_of, failure_of, is_nested, nested_target, target_type, variant_columns
 from varlake.variant.path import VariantPath
 
 __all__ = [
@@ -642,7 +643,7 @@ def rewrite(
     analysis: QueryAnalysis,
     derived: Mapping[str, Mapping[PathUse, str]],
     direct: Collection[str] = (),
-    elements: Mapping[str, Mapping[PathUse, StructType]] | None = None,
+    elements: Mapping[str, Mapping[PathUse, ElementShape]] | None = None,
 ) -> str:
     """The query with every site of the tables in ``derived`` routed through the derived columns.
 
@@ -651,9 +652,10 @@ def rewrite(
     from a file that serves all its uses): its sites become the derived column itself,
     with no flag and no fallback. ``elements`` gives, per direct table, the uses whose
     exploded sites (``Site.fields``) read the array as its shredded elements (the derived
-    column of ``elements_of(use)``) and the leaf types of the elements' fields
-    (``planner.element_shape``): each access ``l.f`` becomes the cast of ``l``'s leaf of
-    ``f``. Without any site to rewrite the text is returned as analysed.
+    column of ``elements_of(use)``) and how they are read (``planner.element_shape``): each
+    access ``l.f`` becomes the cast of ``l``'s leaf of ``f``, and a comparison of a field of
+    ISO dates with another such field or a constant DATE compares texts
+    (``_dates_as_text``). Without any site to rewrite the text is returned as analysed.
     """
     tree = rewritten_tree(analysis, derived, direct, elements)
     return analysis.text if tree is None else tree.sql(dialect=SparkSQL)
@@ -663,7 +665,7 @@ def rewritten_tree(
     analysis: QueryAnalysis,
     derived: Mapping[str, Mapping[PathUse, str]],
     direct: Collection[str] = (),
-    elements: Mapping[str, Mapping[PathUse, StructType]] | None = None,
+    elements: Mapping[str, Mapping[PathUse, ElementShape]] | None = None,
 ) -> exp.Expr | None:
     """``rewrite``'s syntax tree: a rewritten copy of the analysis's tree (which stays as
     parsed, so one analysis serves many rewrites), or None when nothing is rewritten."""
@@ -683,7 +685,8 @@ def rewritten_tree(
         if shape is not None and site.fields is not None:
             node.replace(exp.column(derived[site.table][elements_of(site.use)], table=qualifier))
             for access in site.fields.accesses:
-                copies[id(access.node)].replace(_field_sql(site.use, site.fields.element, access, shape))
+                copies[id(access.node)].replace(_field_sql(site.use, site.fields.element, access, shape.leaves))
+            _dates_as_text(site, shape, copies)
             continue
         value = exp.column(derived[site.table][site.use], table=qualifier)
         failure = derived[site.table].get(failure_of(site.use))
@@ -699,7 +702,7 @@ def rewritten_tree(
     return tree
 
 
-def _as_elements(site: Site, elements: Mapping[str, Mapping[PathUse, StructType]]) -> StructType | None:
+def _as_elements(site: Site, elements: Mapping[str, Mapping[PathUse, ElementShape]]) -> ElementShape | None:
     """The element leaves' shape when ``site`` reads its array as shredded elements."""
     if site.fields is None:
         return None
@@ -719,9 +722,96 @@ def _field_sql(use: PathUse, element: str, access: FieldAccess, shape: StructTyp
     if read is None:
         text = f"CAST(NULL AS {type_sql(want.name)})"
     else:
-        text = cast_sql(f"{backquote(element)}.typed_value.{backquote(access.field)}.typed_value", read.name, want.name)
+        text = cast_sql(_leaf_text(element, access.field), read.name, want.name)
     value = sqlglot.parse_one(text, dialect=SparkSQL)
     return exp.alias_(value, access.field, quoted=True) if access.projected else value
+
+
+def _leaf_text(element: str, field: str) -> str:
+    """SQL for the typed leaf of field ``field`` of the shredded element ``element``."""
+    return f"{backquote(element)}.typed_value.{backquote(field)}.typed_value"
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ)
+
+
+def _dates_as_text(site: Site, shape: ElementShape, copies: Mapping[int, exp.Expr]) -> None:
+    """Comparisons of the site's fields of ISO dates (``ElementShape.iso_dates``, read as
+    DATE) with each other, or with a DATE constant (``_constant_date``), rewritten in the
+    copy (``copies``: original node id -> copy, accesses already rewritten) to compare the
+    leaves' texts: the same answer (``leaf_casts.iso_date_text_sql``) without parsing a
+    date per row. A constant outside the span of ISO texts keeps the comparison as written
+    (Spark folds the test of a constant away)."""
+    assert site.fields is not None
+    target = target_type(site.use.target)
+    assert isinstance(target, ArrayType) and isinstance(target.element_type, StructType)
+    element = site.fields.element
+    dated = {
+        id(a.node): a for a in site.fields.accesses
+        if a.field in shape.iso_dates and target.element_type.field(a.field).type == PrimitiveType("date")
+    }
+
+    def text(node: exp.Expr) -> exp.Expr:
+        return sqlglot.parse_one(_leaf_text(element, dated[id(node)].field), dialect=SparkSQL)
+
+    done: set[int] = set()
+    for access in dated.values():
+        compare = access.node.parent
+        if id(compare) in done or compare is None:
+            continue
+        done.add(id(compare))
+        if isinstance(compare, _COMPARISONS):
+            left, right = compare.this, compare.expression
+            if id(left) in dated and id(right) in dated:
+                copies[id(compare)].replace(type(compare)(this=text(left), expression=text(right)))
+                continue
+            constant = right if id(left) in dated else left
+            if not _constant_date(constant):
+                continue
+            test, value = (sqlglot.parse_one(t, dialect=SparkSQL) for t in iso_date_text_sql(constant.sql(dialect=SparkSQL)))
+            texts = type(compare)(this=text(left), expression=value) if id(left) in dated else type(compare)(this=value, expression=text(right))
+        elif isinstance(compare, exp.Between) and compare.this is access.node:
+            low, high = compare.args.get("low"), compare.args.get("high")
+            if not (_constant_date(low) and _constant_date(high)):
+                continue
+            (low_test, low_text), (high_test, high_text) = (
+                [sqlglot.parse_one(t, dialect=SparkSQL) for t in iso_date_text_sql(bound.sql(dialect=SparkSQL))] for bound in (low, high)
+            )
+            test = exp.and_(low_test, high_test)
+            texts = exp.Between(this=text(access.node), low=low_text, high=high_text)
+        else:
+            continue
+        written = copies[id(compare)]
+        written.replace(exp.Case(ifs=[exp.If(this=test, true=texts)], default=written.copy()))
+
+
+def _constant_date(node: exp.Expr | None) -> bool:
+    """Whether ``node`` is a DATE that never fails and is the same on every row: a DATE
+    literal, ``current_date()``, or ``date_add``, ``date_sub``, ``add_months`` of one by an
+    integer literal."""
+    if isinstance(node, exp.Paren):
+        return _constant_date(node.this)
+    if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):  # DATE'...' (a date Spark reads)
+        literal = node.this
+        return (node.to.this == exp.DataType.Type.DATE and isinstance(literal, exp.Literal) and literal.is_string
+                and string_to_date(literal.this) is not None)
+    if isinstance(node, exp.CurrentDate):
+        return not node.args.get("this")
+    if isinstance(node, exp.AddMonths):
+        return _constant_date(node.this) and _integer(node.expression)
+    if isinstance(node, exp.Anonymous) and str(node.this).lower() in ("date_add", "date_sub") and len(node.expressions) == 2:
+        return _constant_date(node.expressions[0]) and _integer(node.expressions[1])
+    if isinstance(node, exp.TsOrDsAdd):  # ``date_add(d, n)``, regenerated as such
+        unit = node.args.get("unit")
+        days = unit is None or (isinstance(unit, exp.Var) and unit.name.upper() == "DAY")
+        return days and _constant_date(node.this) and _integer(node.expression)
+    return False
+
+
+def _integer(node: exp.Expr | None) -> bool:
+    if isinstance(node, exp.Neg):
+        node = node.this
+    return isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit()
 
 
 def retarget(tree: exp.Expr, tables: Mapping[str, tuple[str, str]]) -> str:
