@@ -110,6 +110,9 @@ def _table_lines(name: str, plan: TablePlan, prepared: PreparedQuery) -> list[st
     exploded = [str(replace(use, elements=False)) for use in prepared.derived.get(name, {}) if use.elements]
     if exploded:
         lines.append("  arrays read as their shredded elements, each field cast where the query reads it: " + "; ".join(exploded))
+    texts = [str(replace(use, text=False)) for use in prepared.derived.get(name, {}) if use.text]
+    if texts:
+        lines.append("  dates of ISO-date leaves compared as text: " + "; ".join(texts))
     return lines
 
 

@@ -74,6 +74,9 @@ __all__ = [
     "ElementShape",
     "element_shape",
     "elements_of",
+    "iso_date_text",
+    "read_use",
+    "text_of",
     "file_column",
     "is_nested",
     "leaf_serves",
@@ -114,6 +117,8 @@ class PathUse:
     failure: bool = False
     #: the use's array read as its shredded elements (``elements_of``), not rebuilt
     elements: bool = False
+    #: the use's string leaf of ISO dates as read (``text_of``), to compare as text
+    text: bool = False
 
     @property
     def path(self) -> str:
@@ -123,13 +128,24 @@ class PathUse:
     def __str__(self) -> str:
         what = "IS NULL" if self.target == ISNULL else f"{'TRY ' if self.safe else ''}AS {self.target}"
         return (f"{'.'.join(self.column)}:{self.path} {what}" + (" (where it fails)" if self.failure else "")
-                + (" (as its shredded elements)" if self.elements else ""))
+                + (" (as its shredded elements)" if self.elements else "") + (" (as its ISO text)" if self.text else ""))
 
 
 def failure_of(use: PathUse) -> PathUse:
     """The use's failure column: a Variant, NULL unless the cast fails on the row
     (``leaf_casts.failure_sql``); the query's site raises from it (``leaf_casts.raise_sql``)."""
     return replace(use, failure=True)
+
+
+def text_of(use: PathUse) -> PathUse:
+    """A DATE use's string leaf as read, where it holds only ISO dates (``iso_date_text``):
+    the query's comparisons of the use with DATE constants compare texts."""
+    return replace(use, text=True)
+
+
+def read_use(use: PathUse) -> PathUse:
+    """The use whose leaves a derived column reads (a form of it as read: itself)."""
+    return replace(use, elements=False, text=False)
 
 
 def elements_of(use: PathUse) -> PathUse:
@@ -593,6 +609,15 @@ def element_shape(plan: TablePlan, use: PathUse) -> ElementShape | None:
             if f.type == PrimitiveType("date") and kinds.get(f.name) == PrimitiveType("string")
         )
     return ElementShape(element, iso_dates)
+
+
+def iso_date_text(plan: TablePlan, use: PathUse) -> bool:
+    """Whether ``use``, a DATE read of a path, reads in every file of the plan a string
+    leaf the writer proved to hold only ISO dates (``never_fails``): every read file in a
+    shredded group, its leaf a string, its cast proven."""
+    if use.target != "date" or not plan.groups:
+        return False
+    return all(g.kind == "shredded" and g.leaves.get(use) == "string" and use in g.proven for g in plan.groups)
 
 
 def file_column(layout: LayoutFacts, column: tuple[str, ...], mapping: ColumnMapping | None) -> tuple[str, ...] | None:

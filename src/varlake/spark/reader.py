@@ -68,6 +68,9 @@ from varlake.spark.planner import (
     elements_of,
     failure_of,
     is_nested,
+    iso_date_text,
+    read_use,
+    text_of,
     plan_table,
     target_type,
     usable_conjuncts,
@@ -79,9 +82,11 @@ from varlake.spark.sql import (
     QueryAnalysis,
     analyze,
     as_written,
+    compared,
     count_from_log,
     depends_on_tree,
     derived_name,
+    next_derived_name,
     regenerate,
     retarget,
     SparkSQL,
@@ -171,6 +176,8 @@ def prepare(
     }
     direct = [name for name in derived if all_shredded(plans[name])]
     elements = {name: _served_as_elements(analysis, plans[name], derived[name]) for name in direct}
+    for name in direct:
+        _served_as_text(analysis, plans[name], derived[name])
     plans = {name: _kept_apart(plan, analysis, derived.get(name)) for name, plan in plans.items()}
     tree = rewritten_tree(analysis, derived, direct, elements)
     sql = analysis.text if tree is None else tree.sql(dialect=SparkSQL)
@@ -188,9 +195,8 @@ def _served_as_elements(analysis: QueryAnalysis, plan: TablePlan, derived: dict[
         shape = element_shape(plan, use)
         if shape is not None:
             chosen[use] = shape
-    count = len(derived)
-    for i, use in enumerate(chosen):
-        derived[elements_of(use)] = derived_name(count + i)
+    for use in chosen:
+        derived[elements_of(use)] = next_derived_name(derived)
     for use in chosen:
         if all(s.fields is not None for s in sites if s.use == use):
             derived.pop(use, None)
@@ -313,6 +319,15 @@ def _leaf_sql(use: PathUse, column: tuple[str, ...] | None = None) -> str:
     return f"{_node_sql(use, column)}.typed_value"
 
 
+def _served_as_text(analysis: QueryAnalysis, plan: TablePlan, derived: dict[PathUse, str]) -> None:
+    """A derived column ``text_of(use)`` for each DATE use of a directly read table whose
+    string leaves hold only ISO dates in every file (``planner.iso_date_text``) and that a
+    site compares (``sql.compared``): the query compares its text (``sql.rewritten_tree``)."""
+    for use in dict.fromkeys(s.use for s in analysis.sites if s.table == plan.name and s.fields is None and compared(s.node)):
+        if use in derived and iso_date_text(plan, use):
+            derived[text_of(use)] = next_derived_name(derived)
+
+
 def _kept_apart(plan: TablePlan, analysis: QueryAnalysis, derived: Mapping[PathUse, str] | None = None) -> TablePlan:
     """``plan``, marked to compute its rebuilt structs and arrays apart (``_keep_apart``)
     when it has one (among the ``derived`` columns, if given: an array read as its
@@ -372,6 +387,8 @@ def _derived_sql(use: PathUse, leaf: str, column: tuple[str, ...] | None = None)
         return f"({_leaf_sql(use, column)} IS NULL)"
     if use.elements:  # the array of shredded elements as read (``sql.rewritten_tree`` casts their fields)
         return f"{_node_sql(use, column)}.typed_value"
+    if use.text:  # the string leaf of ISO dates as read (``sql.rewritten_tree`` compares it)
+        return _leaf_sql(use, column)
     if use.failure:
         return failure_sql(_node_sql(use, column), target_type(use.target), target_type(leaf))
     if not is_nested(use.target):
@@ -653,7 +670,7 @@ def _read_frame(
         if apart and use.failure and is_nested(use.target) and replace(use, failure=False) in derived:
             tested[use] = name
             continue
-        leaf = leaves[replace(use, elements=False)] if shredded else ""
+        leaf = leaves[read_use(use)] if shredded else ""
         value = _derived_sql(use, leaf, read_names.get(use.column)) if shredded else f"CAST(NULL AS {_target_sql(use)})"
         columns.append(f"{value} AS {name}")
     if not apart:

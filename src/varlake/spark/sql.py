@@ -26,7 +26,10 @@ no fallback: its sites become the derived columns themselves, and its view has n
 There, an array of structs the query explodes and reads only field by field
 (``element_fields``) may be read as its shredded elements: the site becomes the array of
 element groups, and each ``l.f`` the cast of the element's leaf (``planner.element_shape``
-says when the files allow it), so no struct is rebuilt per element.
+says when the files allow it), so no struct is rebuilt per element. A DATE read from
+string leaves the writer proved to hold only ISO dates (an exploded field, or a path with
+its ``text_of`` column) compares with another such DATE or a DATE constant as text
+(``_dates_as_text``): no date is parsed per row, and Parquet gets the filter on the leaf.
 
 Queries sqlglot cannot parse, or that hold no rewritable site, run as written (only the
 placeholders are replaced), so results never depend on sqlglot understanding the query.
@@ -60,7 +63,9 @@ from varlake.semantics.types import backquote
 from varlake.semantics.datetime_text import string_to_date
 from varlake.spark.element_fields import ElementFields, FieldAccess, element_fields
 from varlake.spark.leaf_casts import cast_sql, iso_date_text_sql, raise_sql, type_sql
-from varlake.spark.planner import ISNULL, ElementShape, PathUse, elements_of, failure_of, is_nested, nested_target, target_type, variant_columns
+from varlake.spark.planner import (
+    ISNULL, ElementShape, PathUse, elements_of, failure_of, is_nested, nested_target, target_type, text_of, variant_columns,
+)
 from varlake.variant.path import VariantPath
 
 __all__ = [
@@ -172,6 +177,12 @@ def view_name(name: str) -> str:
 def derived_name(index: int) -> str:
     """Name of the ``index``-th derived path column of a table's view."""
     return f"__vl_{index}"
+
+
+def next_derived_name(derived: Mapping[Any, str]) -> str:
+    """A derived column name no column of ``derived`` has (one past the highest index)."""
+    taken = [int(name.removeprefix("__vl_")) for name in derived.values() if name.removeprefix("__vl_").isdigit()]
+    return derived_name(max(taken, default=-1) + 1)
 
 
 def substitute(query: str, names: Mapping[str, object], tables: Mapping[str, tuple[str, str]] | None = None) -> str:
@@ -678,6 +689,7 @@ def rewritten_tree(
         return None
     tree = analysis.tree.copy()
     copies = {id(old): new for old, new in zip(analysis.tree.walk(), tree.walk())}  # the copy has the same shape
+    texts: dict[int, tuple[exp.Expr, exp.Expr]] = {}  # id -> (a node read as a DATE of ISO text, that text)
     for site in chosen:
         node = copies[id(site.node)]
         qualifier = site.qualifier
@@ -686,8 +698,11 @@ def rewritten_tree(
             node.replace(exp.column(derived[site.table][elements_of(site.use)], table=qualifier))
             for access in site.fields.accesses:
                 copies[id(access.node)].replace(_field_sql(site.use, site.fields.element, access, shape.leaves))
-            _dates_as_text(site, shape, copies)
+            texts.update(_element_texts(site, shape))
             continue
+        text = derived[site.table].get(text_of(site.use)) if site.table in direct else None
+        if text is not None:
+            texts[id(site.node)] = (site.node, exp.column(text, table=qualifier))
         value = exp.column(derived[site.table][site.use], table=qualifier)
         failure = derived[site.table].get(failure_of(site.use))
         if failure is not None:  # a cast that can fail on a string leaf fails here, where Spark's would (leaf_casts)
@@ -699,6 +714,7 @@ def rewritten_tree(
         flag = exp.column(FLAG_COLUMN, table=qualifier)
         original = _variant_get_form(node.copy())
         node.replace(exp.If(this=flag, true=value, false=original))
+    _dates_as_text(texts, copies)
     return tree
 
 
@@ -735,42 +751,55 @@ def _leaf_text(element: str, field: str) -> str:
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ)
 
 
-def _dates_as_text(site: Site, shape: ElementShape, copies: Mapping[int, exp.Expr]) -> None:
-    """Comparisons of the site's fields of ISO dates (``ElementShape.iso_dates``, read as
-    DATE) with each other, or with a DATE constant (``_constant_date``), rewritten in the
-    copy (``copies``: original node id -> copy, accesses already rewritten) to compare the
-    leaves' texts: the same answer (``leaf_casts.iso_date_text_sql``) without parsing a
-    date per row. A constant outside the span of ISO texts keeps the comparison as written
-    (Spark folds the test of a constant away)."""
+def compared(node: exp.Expr) -> bool:
+    """Whether ``node`` is compared (``=``, ``<``, ..., ``<=>``, the subject of ``BETWEEN``):
+    a DATE of ISO text there may compare as text (``_dates_as_text``)."""
+    parent = node.parent
+    return isinstance(parent, _COMPARISONS) or (isinstance(parent, exp.Between) and parent.this is node)
+
+
+def _element_texts(site: Site, shape: ElementShape) -> dict[int, tuple[exp.Expr, exp.Expr]]:
+    """The site's field accesses read as DATE from leaves of ISO dates
+    (``ElementShape.iso_dates``), each with its leaf's text."""
     assert site.fields is not None
     target = target_type(site.use.target)
     assert isinstance(target, ArrayType) and isinstance(target.element_type, StructType)
-    element = site.fields.element
-    dated = {
-        id(a.node): a for a in site.fields.accesses
+    return {
+        id(a.node): (a.node, sqlglot.parse_one(_leaf_text(site.fields.element, a.field), dialect=SparkSQL))
+        for a in site.fields.accesses
         if a.field in shape.iso_dates and target.element_type.field(a.field).type == PrimitiveType("date")
     }
 
-    def text(node: exp.Expr) -> exp.Expr:
-        return sqlglot.parse_one(_leaf_text(element, dated[id(node)].field), dialect=SparkSQL)
 
+def _dates_as_text(texts: Mapping[int, tuple[exp.Expr, exp.Expr]], copies: Mapping[int, exp.Expr]) -> None:
+    """Comparisons of DATEs read from leaves of ISO dates (``texts``: original node id ->
+    (that node, the leaf's text); an exploded field or a site of a path) with each other, or with a DATE
+    constant (``_constant_date``), rewritten in the copy (``copies``: original node id ->
+    copy, sites already rewritten) to compare texts: the same answer
+    (``leaf_casts.iso_date_text_sql``) without parsing a date per row, and a filter Parquet
+    can check against a string leaf's bounds. A constant outside the span of ISO texts
+    keeps the comparison as written (Spark folds the test of a constant away)."""
     done: set[int] = set()
-    for access in dated.values():
-        compare = access.node.parent
-        if id(compare) in done or compare is None:
+    for node, _ in texts.values():
+        compare = node.parent
+        if compare is None or id(compare) in done or not compared(node):
             continue
         done.add(id(compare))
+
+        def text(side: exp.Expr) -> exp.Expr:
+            return texts[id(side)][1].copy()
+
         if isinstance(compare, _COMPARISONS):
             left, right = compare.this, compare.expression
-            if id(left) in dated and id(right) in dated:
+            if id(left) in texts and id(right) in texts:
                 copies[id(compare)].replace(type(compare)(this=text(left), expression=text(right)))
                 continue
-            constant = right if id(left) in dated else left
+            constant = right if id(left) in texts else left
             if not _constant_date(constant):
                 continue
             test, value = (sqlglot.parse_one(t, dialect=SparkSQL) for t in iso_date_text_sql(constant.sql(dialect=SparkSQL)))
-            texts = type(compare)(this=text(left), expression=value) if id(left) in dated else type(compare)(this=value, expression=text(right))
-        elif isinstance(compare, exp.Between) and compare.this is access.node:
+            both = type(compare)(this=text(left), expression=value) if id(left) in texts else type(compare)(this=value, expression=text(right))
+        else:
             low, high = compare.args.get("low"), compare.args.get("high")
             if not (_constant_date(low) and _constant_date(high)):
                 continue
@@ -778,11 +807,9 @@ def _dates_as_text(site: Site, shape: ElementShape, copies: Mapping[int, exp.Exp
                 [sqlglot.parse_one(t, dialect=SparkSQL) for t in iso_date_text_sql(bound.sql(dialect=SparkSQL))] for bound in (low, high)
             )
             test = exp.and_(low_test, high_test)
-            texts = exp.Between(this=text(access.node), low=low_text, high=high_text)
-        else:
-            continue
+            both = exp.Between(this=text(node), low=low_text, high=high_text)
         written = copies[id(compare)]
-        written.replace(exp.Case(ifs=[exp.If(this=test, true=texts)], default=written.copy()))
+        written.replace(exp.Case(ifs=[exp.If(this=test, true=both)], default=written.copy()))
 
 
 def _constant_date(node: exp.Expr | None) -> bool:
