@@ -576,17 +576,16 @@ class ElementShape:
 
 
 def element_shape(plan: TablePlan, use: PathUse) -> ElementShape | None:
-    """The leaf types of the elements' fields when ``use``, an array of structs of
-    primitives the query explodes and reads field by field (``element_fields``), can be
-    read as its shredded elements (``elements_of``), else None: every file the plan reads
-    is in a shredded group, every group reads the same element leaves (the view's column
-    has one type), and no field's cast can fail there (a ``try_`` form, leaves that
-    convert exactly, or casts proven by the files: ``never_fails``) -- the cast of a field
-    then happens only where the query reads it, and rows the query never reads fail
-    nowhere, as in Spark."""
-    if primitive_struct(target_type(use.target)) is None:
-        return None
-    if not plan.groups or any(g.kind != "shredded" for g in plan.groups):
+    """How ``use``, an array of structs of primitives the query explodes and reads field by
+    field (``element_fields``), is read as its shredded elements (``elements_of``), or None
+    where it cannot be: every file the plan reads must be in a shredded group, every group
+    must read the same element leaves (the view's column has one type), and no field's cast
+    may fail there (a ``try_`` form, leaves that convert exactly, or casts proven by the
+    files: ``never_fails``). Spark's cast of the array casts every field of every element;
+    the rewrite casts a field only where the query reads it, the same answer only because
+    none can fail."""
+    wanted = primitive_struct(target_type(use.target))
+    if wanted is None or not plan.groups or any(g.kind != "shredded" for g in plan.groups):
         return None
     shapes = {g.leaves[use] for g in plan.groups}
     if len(shapes) != 1:
@@ -594,13 +593,8 @@ def element_shape(plan: TablePlan, use: PathUse) -> ElementShape | None:
     if not use.safe and any(use not in g.proven and _can_fail(use, g.leaves[use]) for g in plan.groups):
         return None
     shape = target_type(shapes.pop())
-    if not isinstance(shape, ArrayType) or not isinstance(shape.element_type, StructType):
-        return None
-    element = shape.element_type
-    if len({f.name.lower() for f in element.fields}) < len(element.fields):
-        return None
-    wanted = primitive_struct(target_type(use.target))
-    assert wanted is not None
+    assert isinstance(shape, ArrayType) and isinstance(shape.element_type, StructType)  # ``serving``'s shape of the target
+    element = shape.element_type  # the target's shredded fields: their names are distinct as the target's are
     iso_dates: frozenset[str] = frozenset()
     if all(use in g.proven for g in plan.groups):  # every string leaf cast to a date holds ISO dates
         kinds = {f.name: f.type for f in element.fields}
