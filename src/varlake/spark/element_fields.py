@@ -14,8 +14,8 @@ None when anything else may see the element or the array: a reference to the ele
 that is not ``l.f`` with ``f`` a field of the target type spelled as the type spells it
 (``l``, ``l.f.g``, ``x.l.f``, a differently cased name), a reference from a nested query,
 a source of the same name, another use of the subquery column, a subquery that groups
-or is distinct, ``posexplode`` ``inline``, or a ``*`` (other than ``count(*)``) that may read it whole. The planner decides whether the files serve
-it (``planner.element_shape``).
+or is distinct, ``posexplode``, ``inline``, or a ``*`` (other than ``count(*)``) that
+may read it whole. The planner decides whether the files serve it (``planner.element_shape``).
 """
 
 from __future__ import annotations
@@ -79,9 +79,8 @@ def element_fields(site: exp.Expr, target: DataType) -> ElementFields | None:
     element = alias.columns[0].name
     if any(s.lower() == element.lower() for s in _source_names(outer)):
         return None
-    if any(isinstance(star.parent, exp.Count) is False for star in outer.find_all(exp.Star)) or any(
-        c.is_star for c in outer.find_all(exp.Column)
-    ):
+    stars = [star for star in outer.find_all(exp.Star) if not isinstance(star.parent, exp.Count)]
+    if stars or any(c.is_star for c in outer.find_all(exp.Column)):
         return None  # ``*`` (but ``count(*)``) may read the element whole
     fields = {f.name for f in element_type.fields}
     accesses = []

@@ -11,12 +11,12 @@ Spark runs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from varlake.errors import TableError
 from varlake.read import PutBack
-from varlake.spark.planner import FileGroup, TablePlan
+from varlake.spark.planner import FileGroup, TablePlan, read_use
 from varlake.spark.reader import PreparedQuery, TableSource, all_shredded, prepare, read_query
 from varlake.spark.session import is_classic
 
@@ -107,10 +107,10 @@ def _table_lines(name: str, plan: TablePlan, prepared: PreparedQuery) -> list[st
     lines += [_group_line(g) for g in plan.groups]
     if plan.uses and all_shredded(plan):
         lines.append("  every file read serves the paths from leaves: the query reads them as plain columns (no fallback)")
-    exploded = [str(replace(use, elements=False)) for use in prepared.derived.get(name, {}) if use.elements]
+    exploded = [str(read_use(use)) for use in prepared.derived.get(name, {}) if use.elements]
     if exploded:
         lines.append("  arrays read as their shredded elements, each field cast where the query reads it: " + "; ".join(exploded))
-    texts = [str(replace(use, text=False)) for use in prepared.derived.get(name, {}) if use.text]
+    texts = [str(read_use(use)) for use in prepared.derived.get(name, {}) if use.text]
     if texts:
         lines.append("  dates of ISO-date leaves compared as text: " + "; ".join(texts))
     return lines

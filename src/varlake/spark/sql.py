@@ -56,12 +56,12 @@ from sqlglot.parser import binary_range_parser
 from sqlglot.parsers.databricks import DatabricksParser
 from sqlglot.tokens import TokenType
 
-from varlake.delta.schema import ArrayType, PrimitiveType, StructType
+from varlake.delta.schema import PrimitiveType, StructType
 from varlake.errors import ExpressionError, InvalidPathError, TableError
 from varlake.expr import Predicate, normalize_type, parse_predicate
 from varlake.semantics.types import backquote
 from varlake.semantics.datetime_text import string_to_date
-from varlake.spark.element_fields import ElementFields, FieldAccess, element_fields
+from varlake.spark.element_fields import ElementFields, FieldAccess, element_fields, primitive_struct
 from varlake.spark.leaf_casts import cast_sql, iso_date_text_sql, raise_sql, type_sql
 from varlake.spark.planner import (
     ISNULL, ElementShape, PathUse, elements_of, failure_of, is_nested, nested_target, target_type, text_of, variant_columns,
@@ -730,9 +730,7 @@ def _field_sql(use: PathUse, element: str, access: FieldAccess, shape: StructTyp
     casts its Variant value (``leaf_casts.cast_sql``; NULL where the element or its field
     is), NULL of the field's type where no file shreds ``f`` (missing in every element);
     a bare SELECT item keeps its output name ``f``."""
-    target = target_type(use.target)
-    assert isinstance(target, ArrayType) and isinstance(target.element_type, StructType)
-    want = target.element_type.field(access.field).type
+    want = _element_type(use).field(access.field).type
     read = {f.name: f.type for f in shape.fields}.get(access.field)
     assert isinstance(want, PrimitiveType) and (read is None or isinstance(read, PrimitiveType))
     if read is None:
@@ -741,6 +739,13 @@ def _field_sql(use: PathUse, element: str, access: FieldAccess, shape: StructTyp
         text = cast_sql(_leaf_text(element, access.field), read.name, want.name)
     value = sqlglot.parse_one(text, dialect=SparkSQL)
     return exp.alias_(value, access.field, quoted=True) if access.projected else value
+
+
+def _element_type(use: PathUse) -> StructType:
+    """The element struct of a use served as shredded elements (``element_fields`` checked it)."""
+    element = primitive_struct(target_type(use.target))
+    assert element is not None
+    return element
 
 
 def _leaf_text(element: str, field: str) -> str:
@@ -762,12 +767,11 @@ def _element_texts(site: Site, shape: ElementShape) -> dict[int, tuple[exp.Expr,
     """The site's field accesses read as DATE from leaves of ISO dates
     (``ElementShape.iso_dates``), each with its leaf's text."""
     assert site.fields is not None
-    target = target_type(site.use.target)
-    assert isinstance(target, ArrayType) and isinstance(target.element_type, StructType)
+    element = _element_type(site.use)
     return {
         id(a.node): (a.node, sqlglot.parse_one(_leaf_text(site.fields.element, a.field), dialect=SparkSQL))
         for a in site.fields.accesses
-        if a.field in shape.iso_dates and target.element_type.field(a.field).type == PrimitiveType("date")
+        if a.field in shape.iso_dates and element.field(a.field).type == PrimitiveType("date")
     }
 
 
@@ -779,16 +783,15 @@ def _dates_as_text(texts: Mapping[int, tuple[exp.Expr, exp.Expr]], copies: Mappi
     (``leaf_casts.iso_date_text_sql``) without parsing a date per row, and a filter Parquet
     can check against a string leaf's bounds. A constant outside the span of ISO texts
     keeps the comparison as written (Spark folds the test of a constant away)."""
+    def text(side: exp.Expr) -> exp.Expr:
+        return texts[id(side)][1].copy()
+
     done: set[int] = set()
     for node, _ in texts.values():
         compare = node.parent
         if compare is None or id(compare) in done or not compared(node):
             continue
         done.add(id(compare))
-
-        def text(side: exp.Expr) -> exp.Expr:
-            return texts[id(side)][1].copy()
-
         if isinstance(compare, _COMPARISONS):
             left, right = compare.this, compare.expression
             if id(left) in texts and id(right) in texts:
@@ -797,19 +800,23 @@ def _dates_as_text(texts: Mapping[int, tuple[exp.Expr, exp.Expr]], copies: Mappi
             constant = right if id(left) in texts else left
             if not _constant_date(constant):
                 continue
-            test, value = (sqlglot.parse_one(t, dialect=SparkSQL) for t in iso_date_text_sql(constant.sql(dialect=SparkSQL)))
+            test, value = _iso_text(constant)
             both = type(compare)(this=text(left), expression=value) if id(left) in texts else type(compare)(this=value, expression=text(right))
         else:
             low, high = compare.args.get("low"), compare.args.get("high")
             if not (_constant_date(low) and _constant_date(high)):
                 continue
-            (low_test, low_text), (high_test, high_text) = (
-                [sqlglot.parse_one(t, dialect=SparkSQL) for t in iso_date_text_sql(bound.sql(dialect=SparkSQL))] for bound in (low, high)
-            )
+            (low_test, low_text), (high_test, high_text) = _iso_text(low), _iso_text(high)
             test = exp.and_(low_test, high_test)
             both = exp.Between(this=text(node), low=low_text, high=high_text)
         written = copies[id(compare)]
         written.replace(exp.Case(ifs=[exp.If(this=test, true=both)], default=written.copy()))
+
+
+def _iso_text(date: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
+    """``leaf_casts.iso_date_text_sql`` of a DATE constant, as (test, text) nodes."""
+    test, text = iso_date_text_sql(date.sql(dialect=SparkSQL))
+    return sqlglot.parse_one(test, dialect=SparkSQL), sqlglot.parse_one(text, dialect=SparkSQL)
 
 
 def _constant_date(node: exp.Expr | None) -> bool:
