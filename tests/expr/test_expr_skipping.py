@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -20,6 +21,7 @@ from varlake.expr import (
     bind,
     parse_predicate,
 )
+from varlake.expr.raising import cast_proofs
 
 F = TypeFamily
 UTC = dt.timezone.utc
@@ -358,3 +360,70 @@ def test_stats_from_shared_testdata(testdata):
     assert check("i IS NULL") is ROWS_CANNOT_MATCH
     assert check("v IS NULL") is ROWS_CANNOT_MATCH
     assert check("v:a::int = 1") is ROWS_MIGHT_MATCH  # Variant bounds not decoded here: unknown
+
+
+# --- paths of ISO dates --------------------------------------------------------------------------
+
+
+def iso_stats(lo: str | None, hi: str | None, iso: bool = True) -> FileStats:
+    """A path whose values are strings, the writer having proven (``iso``) that every one is
+    an ISO date (``FileStats.variant_iso_dates``)."""
+    stats = var_stats(lo=VariantBound(lo, F.STRING) if lo is not None else None,
+                      hi=VariantBound(hi, F.STRING) if hi is not None else None)
+    return replace(stats, variant_iso_dates=frozenset({(("v",), "$['a']")}) if iso else frozenset())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("v:a::date < DATE'2024-03-01'", ROWS_CANNOT_MATCH),
+        ("v:a::date <= DATE'2024-03-01'", ROWS_MIGHT_MATCH),
+        ("v:a::date > DATE'2024-03-31'", ROWS_CANNOT_MATCH),
+        ("v:a::date >= DATE'2024-03-31'", ROWS_MIGHT_MATCH),
+        ("v:a::date = DATE'2024-02-29'", ROWS_CANNOT_MATCH),
+        ("v:a::date BETWEEN DATE'2024-03-10' AND DATE'2024-03-12'", ROWS_MIGHT_MATCH),
+        ("v:a::date IN (DATE'2023-03-15', DATE'2025-03-15')", ROWS_CANNOT_MATCH),
+        ("try_variant_get(v, '$.a', 'date') > DATE'2024-04-01'", ROWS_CANNOT_MATCH),
+        ("NOT (v:a::date >= DATE'2024-01-01')", ROWS_CANNOT_MATCH),
+        ("CAST(v:a AS date) < DATE'2024-03-01'", ROWS_CANNOT_MATCH),
+        # read as text they are strings, whose order is not that of the dates in general
+        ("v:a::string < '2024-03-01'", ROWS_CANNOT_MATCH),
+        # a timestamp cast reads midnight in the session's zone: no bounds are derived
+        ("v:a::timestamp < TIMESTAMP'2020-01-01 00:00:00'", ROWS_MIGHT_MATCH),
+    ],
+)
+def test_string_bounds_of_iso_dates_bound_the_path_read_as_a_date(text, expected):
+    assert might(text, iso_stats("2024-03-01", "2024-03-31")) is expected
+
+
+def test_string_bounds_are_no_date_bounds_without_the_proof():
+    unproven = iso_stats("2024-03-01", "2024-03-31", iso=False)
+    assert might("v:a::date < DATE'2024-03-01'", unproven) is ROWS_MIGHT_MATCH
+    assert might("try_variant_get(v, '$.a', 'date') > DATE'2025-01-01'", unproven) is ROWS_MIGHT_MATCH
+    # '2024-3-5' casts to 2024-03-05 but sorts after '2024-03-31': only ISO text orders as dates
+    assert might("v:a::date = DATE'2024-03-05'", iso_stats("2024-03-01", "2024-3-5", iso=False)) is ROWS_MIGHT_MATCH
+
+
+def test_a_bound_that_is_no_iso_date_leaves_its_side_unknown():
+    # a bound of another family, a bound cut to a prefix, year 0 (no Python date): unknown
+    numbers = replace(var_stats(lo=VariantBound(1, F.EXACT_NUMERIC), hi=VariantBound(9, F.EXACT_NUMERIC)),
+                      variant_iso_dates=frozenset({(("v",), "$['a']")}))
+    assert might("v:a::date < DATE'1970-01-01'", numbers) is ROWS_MIGHT_MATCH
+    assert might("v:a::date < DATE'2024-01-01'", iso_stats("2024-", "2024-12-31")) is ROWS_MIGHT_MATCH
+    assert might("v:a::date > DATE'2025-01-01'", iso_stats("2024-", "2024-12-31")) is ROWS_CANNOT_MATCH
+    assert might("v:a::date < DATE'0001-01-01'", iso_stats("0000-06-01", "0000-07-01")) is ROWS_MIGHT_MATCH
+    assert might("v:a::date > DATE'0001-01-01'", iso_stats("0000-06-01", "0000-07-01")) is ROWS_MIGHT_MATCH
+    assert might("v:a::date > DATE'0001-01-01'", iso_stats(None, "0001-01-01")) is ROWS_CANNOT_MATCH
+
+
+def test_casts_of_iso_dates_to_dates_and_timestamps_are_proven_not_to_raise():
+    def unproven(text: str, stats: FileStats) -> list[str]:
+        return [str(t) for t, proof in cast_proofs(bind(parse_predicate(text), SCHEMA)) if not proof(stats)]
+
+    proven, unknown = iso_stats("2024-03-01", "2024-03-31"), iso_stats("2024-03-01", "2024-03-31", iso=False)
+    for target in ("date", "timestamp", "timestamp_ntz"):
+        text = f"v:a::{target} IS NULL"
+        assert unproven(text, proven) == []
+        assert len(unproven(text, unknown)) == 1  # strings in general may not be dates
+    assert len(unproven("v:a::int > 1", proven)) == 1  # ISO dates are no numbers
+    assert len(unproven("v:b::date > DATE'2024-01-01'", proven)) == 1  # another path

@@ -311,3 +311,22 @@ def test_a_date_filter_on_iso_text_skips_row_groups(spark: Any, tmp_path: Path) 
     assert df.collect()[0].n == 3100  # 31 days of 100 rows
     scanned = sum(int(n.metrics().apply("numOutputRows").value()) for n in executed_scans(df))
     assert 3100 <= scanned < rows // 2, scanned
+
+
+def test_a_date_filter_on_iso_text_skips_files(spark: Any, tmp_path: Path) -> None:
+    """Files whose ``$.od`` strings the writer proved ISO dates: their string bounds are date
+    bounds, so ``v:od::date`` comparisons skip files by statistics (a cast that cannot raise
+    there); a file holding a date spelled otherwise is read. Answers are Spark's."""
+    months = [[{"od": str(datetime.date(1994, m, 1 + d)), "n": d} for d in range(10)] for m in (1, 4, 7, 10)]
+    loose = [{"od": "1994-8-5", "n": 3}]
+    table = appended_table(tmp_path / "t", [*months, loose])
+    ref = reference_view(spark, [doc for docs in (*months, loose) for doc in docs], "iso_files_ref")
+    cases = {
+        "SELECT id FROM {t} WHERE v:od::date < DATE'1994-04-05'": 2,
+        "SELECT id, v:n::int AS n FROM {t} WHERE try_cast(v:od AS DATE) BETWEEN DATE'1994-07-08' AND DATE'1994-09-30'": 3,
+        "SELECT count(*) AS c FROM {t} WHERE variant_get(v, '$.od', 'date') >= DATE'1994-10-10'": 3,
+    }
+    for query, skipped in cases.items():
+        assert same_outcome(spark, table, ref, query)[0] == "rows", query
+        explained = str(vs.explain(spark, query, t=table, show=False))
+        assert f"skipped by statistics: {skipped}" in explained, explained

@@ -23,9 +23,11 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
 from varlake.expr.binding import term_type
-from varlake.expr.stats import STRING_PREFIX_LENGTH, FileStats
+from varlake.expr.casts import parse_date
+from varlake.expr.stats import STRING_PREFIX_LENGTH, FileStats, VariantStatsKey
 from varlake.expr.tree import Cast, Column, Term, VariantGet
 from varlake.expr.types import TypeFamily, decimal_params, family_of, is_integral
+from varlake.semantics.datetime_text import is_iso_date_text
 
 Bounds = tuple[Any, Any, bool]
 BoundsFn = Callable[[FileStats], Bounds]
@@ -128,14 +130,46 @@ def column_bounds(column: Column) -> BoundsFn:
     return lambda stats: (stats.min_values.get(key), stats.max_values.get(key), False)
 
 
+def _iso_date(text: Any) -> dt.date | None:
+    """The day an ``ISO_DATE_TEXT`` string names, as Spark's cast reads it (None: not such a
+    text, or a year Python's ``date`` cannot hold)."""
+    if not isinstance(text, str) or not is_iso_date_text(text):
+        return None
+    try:
+        return parse_date(text)
+    except (ValueError, OverflowError):
+        return None  # year 0000
+
+
+def _iso_date_bounds(key: VariantStatsKey) -> BoundsFn:
+    """Date bounds of a path whose every value is an ISO date string
+    (``FileStats.variant_iso_dates``): such texts have one width and their fields run from
+    the most significant, so the path's string min and max name its earliest and latest
+    day."""
+
+    def bounds(stats: FileStats) -> Bounds:
+        if key not in stats.variant_iso_dates:
+            return _NO_BOUNDS
+        low, high = stats.variant_min.get(key), stats.variant_max.get(key)
+        lo = _iso_date(low.value) if low is not None and low.family is TypeFamily.STRING else None
+        hi = _iso_date(high.value) if high is not None and high.family is TypeFamily.STRING else None
+        return lo, hi, False
+
+    return bounds
+
+
 def variant_bounds(term: VariantGet) -> BoundsFn:
-    """Bounds of ``variant_get`` from per-path stats whose family allows a monotone cast."""
+    """Bounds of ``variant_get`` from per-path stats whose family allows a monotone cast
+    (or, read as a DATE, from the string bounds of a path of ISO dates)."""
     key = (term.column.path, term.path)
     table: Mapping[TypeFamily, tuple[Convert, Convert]] = {
         family: conv for family in TypeFamily if (conv := monotone_converters(family, term.target)) is not None
     }
+    dates = _iso_date_bounds(key) if term.target == "date" else None
 
     def bounds(stats: FileStats) -> Bounds:
+        if dates is not None and key in stats.variant_iso_dates:
+            return dates(stats)
         low = stats.variant_min.get(key)
         high = stats.variant_max.get(key)
         lo = hi = None

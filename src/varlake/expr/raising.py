@@ -9,7 +9,8 @@ a file with none can be skipped.
 
 A non-try ``variant_get`` (``v:a::int``) is proven safe when the file's Variant path
 bounds share one type family that converts to the target without error (exact numbers
-within the target's range and scale; strings to strings, and so on). A non-try ``CAST``
+within the target's range and scale; strings to strings, and so on), or, cast to a date or timestamp, when
+every value at the path is ISO date text (``FileStats.variant_iso_dates``). A non-try ``CAST``
 is safe when its types cannot fail (a wider integer, text of a number or a date) or
 when it narrows an exact-number column whose min and max fit the target; a cast of
 text to a number or a date is never proven safe (statistics say nothing of the text).
@@ -26,6 +27,7 @@ from varlake.expr.stats import FileStats
 from varlake.expr.tree import Call, Cast, Column, Condition, Literal, Predicate, Term, VariantGet
 from varlake.expr.types import INTEGRAL_TYPES, TypeFamily, decimal_params, family_of, is_integral, is_numeric
 from varlake.expr.visitors import PredicateVisitor, leaf_terms, visit
+from varlake.semantics.datetime_text import ISO_DATE_TARGETS
 
 __all__ = ["Proof", "cannot_raise", "cast_proofs", "fits", "only_plain_terms", "possibly_raising_terms", "raising_terms", "repeated_raising_terms"]
 
@@ -135,7 +137,8 @@ def _exact_bounds_fit(low: Any, high: Any, target: str) -> bool:
 def _variant_get_proof(term: VariantGet) -> Proof:
     """Statistics prove every value at the path converts to the target without error: the
     path's bounds share one type family that converts (exact numbers that fit the target's
-    range and scale; strings to strings, booleans to booleans, ...)."""
+    range and scale; strings to strings, booleans to booleans, ...), or the path holds
+    only ISO date text and the target is a date or timestamp type."""
     key, target = (term.column.path, term.path), term.target
     numeric = is_integral(target) or decimal_params(target) is not None
     family = family_of(target)
@@ -153,7 +156,11 @@ def _variant_get_proof(term: VariantGet) -> Proof:
 
         return integral
 
+    dates = target in ISO_DATE_TARGETS
+
     def proof(stats: FileStats) -> bool:
+        if dates and key in stats.variant_iso_dates:
+            return True  # every value is ISO date text, which these casts always read
         low, high = stats.variant_min.get(key), stats.variant_max.get(key)
         if low is None or high is None or low.family is not high.family:
             return False

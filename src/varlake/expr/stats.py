@@ -5,7 +5,10 @@ checkpoint's ``stats_parsed``) after mapping physical to logical column names.  
 are Python natives in the column's type: int / Decimal / float / str / bool / bytes /
 date, and datetime (tz-aware UTC for ``timestamp``, naive for ``timestamp_ntz``).
 Variant per-path bounds are keyed by ``(variant column path, RFC 9535 normalized path)``
-and carry the Variant primitive type family they were written with.  Anything absent
+and carry the Variant primitive type family they were written with; ``variant_iso_dates``
+names the paths (same keys) every value of which is a string of an ISO date, a fact the
+writer proved from the values (the ``varlake.layout.dates`` tag), so that their casts to
+a date or timestamp cannot fail and their string bounds are date bounds.  Anything absent
 means "unknown", never "no rows".
 """
 
@@ -53,4 +56,6 @@ class FileStats:
     null_count: Mapping[ColumnPath, int] = field(default_factory=_empty)
     variant_min: Mapping[VariantStatsKey, VariantBound] = field(default_factory=_empty)
     variant_max: Mapping[VariantStatsKey, VariantBound] = field(default_factory=_empty)
+    #: paths whose every value in the file is a string matching ``ISO_DATE_TEXT``
+    variant_iso_dates: frozenset[VariantStatsKey] = frozenset()
     partition_values: Mapping[str, Any] = field(default_factory=_empty)

@@ -234,3 +234,28 @@ class _References(PredicateVisitor[frozenset[Column]]):
 def referenced_columns(predicate: Predicate) -> frozenset[Column]:
     """Every column a predicate reads, e.g. to know which statistics a scan needs."""
     return visit(predicate, _References())
+
+
+def term_variant_gets(term: Term) -> list[VariantGet]:
+    """The ``variant_get``s a term evaluates, at any depth (casts, calls, conditions)."""
+    if isinstance(term, VariantGet):
+        return [term]
+    if isinstance(term, Cast):
+        return term_variant_gets(term.term)
+    if isinstance(term, Call):
+        return [g for arg in term.args for g in term_variant_gets(arg)]
+    if isinstance(term, Condition):
+        return list(variant_gets(term.predicate))
+    return []
+
+
+class _VariantGets(_References):
+    def _leaf(self, node: Predicate) -> frozenset[VariantGet]:  # type: ignore[override]
+        return frozenset(g for t in leaf_terms(node) for g in term_variant_gets(t))
+
+    visit_is_null = visit_is_not_null = visit_comparison = visit_in = visit_not_in = _leaf  # type: ignore[assignment]
+
+
+def variant_gets(predicate: Predicate) -> frozenset[VariantGet]:
+    """Every ``variant_get`` a predicate evaluates."""
+    return visit(predicate, _VariantGets())  # type: ignore[arg-type]

@@ -122,6 +122,14 @@ class LayoutFacts(ABC):
             return None
         return leaf_type_name(node.typed)
 
+    def iso_date_leaf(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> bool:
+        """Proof that every value at a path is a string of an ISO date: it ends at a perfectly
+        shredded string leaf the writer proved to hold only such text (``date_text``)."""
+        if self.leaf_type(column, segments) != "string":
+            return False
+        found = self.node(column, segments)
+        return found is not None and self.date_text(found[1])
+
     def leaf_type(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> str | None:
         """Type (canonical name) of the typed leaf at a perfectly shredded path, else None."""
         key = (column, segments)

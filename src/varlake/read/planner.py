@@ -18,6 +18,12 @@ Each file of the snapshot lands in exactly one place of the ``ScanPlan``:
 Statistics of a file with a deletion vector describe the data file before deletion, so
 skipping on them stays sound; ``ScanTask.num_records`` is the logical count.
 
+A Variant path the filter reads as a date or timestamp gets one fact beyond the ``add``'s
+statistics: when the file's layout tags show it ends at a perfectly shredded string leaf
+the writer proved to hold only ISO dates (``read.layout.iso_date_keys``), it is named in
+``FileStats.variant_iso_dates``, so its string bounds bound its dates and its cast
+cannot raise there (``expr.bounds``, ``expr.raising``).
+
 How a reader evaluates the residual so that it raises where Spark raises (row groups
 left unevaluated, extractions done on every row, the order of a row's checks) is in
 ``read.residual``; ``read.arrow_reader`` follows it, and Spark does it by itself.
@@ -27,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from varlake.delta import constants as C
 from varlake.delta.actions import AddFile
@@ -38,6 +44,7 @@ from varlake.delta.schema import PrimitiveType, StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
 from varlake.errors import CorruptLogError, UnsupportedFeatureError
+from varlake.semantics.datetime_text import ISO_DATE_TARGETS
 from varlake.expr import (
     AlwaysFalse,
     AlwaysTrue,
@@ -51,7 +58,8 @@ from varlake.expr import (
     parse_predicate,
 )
 from varlake.expr.raising import cast_proofs
-from varlake.expr.visitors import referenced_columns
+from varlake.expr.visitors import referenced_columns, variant_gets
+from varlake.read.layout import iso_date_keys
 from varlake.read.residual import fold_partitions, row_group_guards
 
 ColumnPath = tuple[str, ...]
@@ -218,7 +226,6 @@ class _Residual:
         if self._all_proven(stats):
             return ()
         return tuple(t for t, p in self.casts if not p(stats))
-        return ()
 
     def guard_excludes(self, stats: FileStats) -> bool:
         """Whether statistics exclude every row from one of the ``row_group_guards``."""
@@ -272,6 +279,24 @@ class _Residuals:
         return residual
 
 
+def _date_keys(bound: Predicate | None) -> frozenset[tuple[ColumnPath, str]]:
+    """The Variant paths the filter reads as a date or timestamp: a file whose tags prove
+    one holds only ISO date text gets that fact in its statistics (``iso_date_keys``)."""
+    if bound is None:
+        return frozenset()
+    return frozenset((g.column.path, g.path) for g in variant_gets(bound) if g.target in ISO_DATE_TARGETS)
+
+
+def _file_column(mapping: ColumnMapping | None) -> Callable[[ColumnPath], ColumnPath | None]:
+    """How data files name a column of the table: by display name, by physical name, or
+    (``id`` mode: field ids are in the footer, which planning does not read) not known."""
+    if mapping is None:
+        return lambda column: column
+    if mapping.mode == "id":
+        return lambda column: None
+    return mapping.physical_path
+
+
 def plan_scan(
     snapshot: Snapshot, root_location: str, filter: str | Predicate | None = None, session_tz: str = "UTC"
 ) -> ScanPlan:
@@ -293,6 +318,8 @@ def plan_scan(
     protocol = snapshot.protocol
     mapping = column_mapping(protocol, snapshot.metadata, schema)
     dv_feature = protocol.min_reader_version >= 3 and C.DELETION_VECTORS in protocol.reader_feature_set
+    date_keys = _date_keys(bound)
+    in_file = _file_column(mapping)
     for add in snapshot.files:
         rel = relative_data_path(add.path, root_location, f"add {add.path!r}")
         dv = None
@@ -311,6 +338,10 @@ def plan_scan(
         else:  # the log keys partition values and statistics by physical names
             values = logical = mapping.partition_values(add.partition_values, snapshot.partition_columns)
             stats = mapping.file_stats(add.stats, values)
+        if date_keys and add.tags:
+            iso = iso_date_keys(add.tags, date_keys, in_file)
+            if iso:
+                stats = replace(stats, variant_iso_dates=iso)
         if residuals is None:
             keep.append(ScanTask(add, rel, stats, deletion_vector=dv, logical_partition_values=logical))
             continue
