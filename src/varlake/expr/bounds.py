@@ -20,6 +20,7 @@ import datetime as dt
 import math
 from collections.abc import Callable, Mapping
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from functools import lru_cache
 from typing import Any
 
 from varlake.expr.binding import term_type
@@ -130,10 +131,15 @@ def column_bounds(column: Column) -> BoundsFn:
     return lambda stats: (stats.min_values.get(key), stats.max_values.get(key), False)
 
 
-def _iso_date(text: Any) -> dt.date | None:
+def _iso_date(value: Any) -> dt.date | None:
     """The day an ``ISO_DATE_TEXT`` string names, as Spark's cast reads it (None: not such a
     text, or a year Python's ``date`` cannot hold)."""
-    if not isinstance(text, str) or not is_iso_date_text(text):
+    return _iso_date_text(value) if isinstance(value, str) else None
+
+
+@lru_cache(maxsize=65_536)  # files of a table share their days, and plans repeat
+def _iso_date_text(text: str) -> dt.date | None:
+    if not is_iso_date_text(text):
         return None
     try:
         return parse_date(text)

@@ -125,10 +125,11 @@ class LayoutFacts(ABC):
     def iso_date_leaf(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> bool:
         """Proof that every value at a path is a string of an ISO date: it ends at a perfectly
         shredded string leaf the writer proved to hold only such text (``date_text``)."""
-        if self.leaf_type(column, segments) != "string":
-            return False
-        found = self.node(column, segments)
-        return found is not None and self.date_text(found[1])
+        key = ("iso_date_leaf", column, segments)
+        if key not in self.memo:
+            found = self.node(column, segments) if self.leaf_type(column, segments) == "string" else None
+            self.memo[key] = found is not None and self.date_text(found[1])
+        return self.memo[key]  # type: ignore[return-value]
 
     def leaf_type(self, column: tuple[str, ...], segments: tuple[Segment, ...]) -> str | None:
         """Type (canonical name) of the typed leaf at a perfectly shredded path, else None."""
