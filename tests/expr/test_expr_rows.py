@@ -110,3 +110,29 @@ def test_codec_variant_get_plugs_in():
     assert evaluate("try_variant_get(v, '$.b', 'bigint') IS NULL") is True
     with pytest.raises(ExpressionEvaluationError):
         evaluate("v:b::bigint = 1")
+
+
+@pytest.mark.parametrize("text", [
+    "try_cast(s AS DATE) < DATE'2021-06-01'",
+    "try_cast(s AS TIMESTAMP) < TIMESTAMP'2021-06-01 00:00:00'",
+    "try_variant_get(v, '$.d', 'date') < DATE'2021-06-01'",
+    "variant_get(v, '$.d', 'date') < DATE'2021-06-01'",
+])
+def test_a_date_spark_reads_but_python_cannot_hold_raises_even_under_try(text):
+    """Spark casts '0000-02-29' to a DATE of year 0, which Python's ``date`` cannot hold: the
+    row evaluator names that, where a try form's NULL would drop the row Spark keeps."""
+    from varlake.expr.rows import row_variant_get
+    from varlake.variant import Variant
+    from varlake.variant.cast import OutOfPythonRange
+
+    row = {"s": "0000-02-29", "v": Variant.from_python({"d": "0000-02-29"})}
+    evaluator = RowEvaluator(bind(parse_predicate(text), SCHEMA), variant_get=row_variant_get)
+    with pytest.raises(OutOfPythonRange, match=r"0000-02-29( 00:00:00)? is outside the years 1-9999"):
+        evaluator.evaluate(row)
+    # a text Spark cannot cast stays NULL under try and an error without it
+    bad = {"s": "0000-02-30", "v": Variant.from_python({"d": "0000-02-30"})}
+    if text.startswith("try"):
+        assert evaluator.evaluate(bad) is None
+    else:
+        with pytest.raises(ExpressionEvaluationError):
+            evaluator.evaluate(bad)

@@ -19,6 +19,7 @@ from typing import Any
 from varlake.errors import ExpressionEvaluationError, ExpressionTimeZoneError, ExpressionTypeError, InvalidTimeZoneError
 from varlake.expr.types import INTEGRAL_TYPES, decimal_params, is_integral, is_numeric
 from varlake.semantics.calendar import MICROS_PER_DAY, days_of_date, micros_of_datetime
+from varlake.variant.cast import OutOfPythonRange, date_value, timestamp_value
 from varlake.semantics.datetime_text import (
     format_date,
     format_timestamp,
@@ -43,9 +44,6 @@ from varlake.semantics.utf8 import java_utf8_decode
 from varlake.semantics.zones import instant_to_local, local_to_instant, resolve_zone
 
 UTC = dt.timezone.utc
-_EPOCH_DATE = dt.date(1970, 1, 1)
-_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=UTC)
-_EPOCH_NTZ = dt.datetime(1970, 1, 1)
 
 # ``Double.toString``: the text Spark gives a DOUBLE cast to STRING (one implementation).
 java_double_text = java_double
@@ -134,12 +132,15 @@ def can_cast(source: str, target: str) -> bool:
 
 def cast_value(value: Any, source: str, target: str, tz: str = "UTC") -> Any:
     """Spark ANSI ``CAST(value AS target)``; None stays None; failures raise ExpressionEvaluationError
-    (an unknown session zone ``tz`` raises InvalidTimeZoneError)."""
+    (an unknown session zone ``tz`` raises InvalidTimeZoneError; a date or timestamp Spark gives
+    outside the years 1-9999 raises ``OutOfPythonRange``)."""
     if value is None:
         return None
     tzinfo = zone(tz)
     try:
         return _cast(value, source, target, tzinfo)
+    except OutOfPythonRange:
+        raise  # Spark gives a value Python cannot hold: no failure (a try form's NULL would be wrong)
     except (ValueError, ArithmeticError, InvalidOperation, TypeError) as exc:
         raise ExpressionEvaluationError(f"cannot cast {value!r} from {source} to {target}: {exc}") from exc
 
@@ -271,11 +272,11 @@ def _aware(value: dt.datetime) -> dt.datetime:
 
 
 def _instant(micros: int) -> dt.datetime:
-    return _EPOCH_UTC + dt.timedelta(microseconds=micros)
+    return timestamp_value(micros, aware=True)
 
 
 def _wall(micros: int) -> dt.datetime:
-    return _EPOCH_NTZ + dt.timedelta(microseconds=micros)
+    return timestamp_value(micros, aware=False)
 
 
 def _to_date(value: Any, source: str, tz: dt.tzinfo) -> dt.date:
@@ -283,7 +284,7 @@ def _to_date(value: Any, source: str, tz: dt.tzinfo) -> dt.date:
         return parse_date(str(value))
     if source == "timestamp":
         local = instant_to_local(micros_of_datetime(_aware(value)), tz)
-        return _EPOCH_DATE + dt.timedelta(days=local // MICROS_PER_DAY)
+        return date_value(local // MICROS_PER_DAY)
     return value.date()
 
 
@@ -303,11 +304,12 @@ def _to_timestamp(value: Any, source: str, target: str, tz: dt.tzinfo) -> dt.dat
 
 
 def parse_date(text: str) -> dt.date:
-    """Spark string -> date (``DateTimeUtils.stringToDate``); ValueError where Spark's cast fails."""
+    """Spark string -> date (``DateTimeUtils.stringToDate``); ValueError where Spark's cast
+    fails, ``OutOfPythonRange`` where it gives a date of a year Python cannot hold."""
     days = string_to_date(text)
     if days is None:
         raise ValueError(f"{text!r} is not a date")
-    return _EPOCH_DATE + dt.timedelta(days=days)
+    return date_value(days)
 
 
 def timestamp_has_zone(text: str) -> bool:

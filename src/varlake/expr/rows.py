@@ -5,7 +5,8 @@ reader can apply.  Rows are mappings of column name to Python value (nested dict
 structs; ``pyarrow.Table.to_pylist()`` gives exactly that).  Variant extraction is
 injected: ``variant_get(column_value, normalized_path, target_type)`` returns the cast
 value or None, and raises on a value that does not cast; ``try_variant_get`` turns that
-error into NULL.  Comparisons follow Spark: NaN equals NaN and sorts above every number.
+error into NULL (but not ``OutOfPythonRange``: Spark reads a date of year 0 or 10000, which
+Python's ``date`` cannot hold, so a NULL would be a wrong answer).  Comparisons follow Spark: NaN equals NaN and sorts above every number.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from varlake.expr.tree import (
 )
 from varlake.expr.visitors import PredicateVisitor, visit
 from varlake.variant import Variant, VariantPath
+from varlake.variant.cast import OutOfPythonRange
 from varlake.variant.functions import variant_get as _codec_variant_get
 
 
@@ -165,6 +167,8 @@ class TermCompiler:
                 return None
             try:
                 return extract(value, path, target)
+            except OutOfPythonRange as exc:  # Spark reads it: never the try form's NULL
+                raise OutOfPythonRange(f"{term}: {exc}") from exc
             except _CAST_FAILURES as exc:
                 if term.try_:
                     return None
@@ -176,12 +180,15 @@ class TermCompiler:
         inner, source, target, tz, try_ = self.compile(term.term), term_type(term.term), term.target, term.tz, term.try_
 
         def get(row: Row) -> Any:
+            value = inner(row)
             try:
-                return cast_value(inner(row), source, target, tz)
+                return cast_value(value, source, target, tz)
             except ExpressionEvaluationError:
                 if try_:
                     return None
                 raise
+            except OutOfPythonRange as exc:  # Spark casts it: never the try form's NULL
+                raise OutOfPythonRange(f"{term}: {exc}") from exc
 
         return get
 
