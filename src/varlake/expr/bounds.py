@@ -143,8 +143,8 @@ def _iso_date_text(text: str) -> dt.date | None:
         return None
     try:
         return parse_date(text)
-    except (ValueError, OverflowError):
-        return None  # year 0000
+    except ValueError:  # OutOfPythonRange: year 0000, a day Python's ``date`` cannot hold
+        return None
 
 
 def _iso_date_bounds(key: VariantStatsKey) -> BoundsFn:

@@ -19,7 +19,6 @@ from typing import Any
 from varlake.errors import ExpressionEvaluationError, ExpressionTimeZoneError, ExpressionTypeError, InvalidTimeZoneError
 from varlake.expr.types import INTEGRAL_TYPES, decimal_params, is_integral, is_numeric
 from varlake.semantics.calendar import MICROS_PER_DAY, days_of_date, micros_of_datetime
-from varlake.variant.cast import OutOfPythonRange, date_value, timestamp_value
 from varlake.semantics.datetime_text import (
     format_date,
     format_timestamp,
@@ -42,6 +41,7 @@ from varlake.semantics.numbers import (
 from varlake.semantics.string_casts import decimal_fit, parse_decimal, parse_double, parse_integer, string_to_boolean
 from varlake.semantics.utf8 import java_utf8_decode
 from varlake.semantics.zones import instant_to_local, local_to_instant, resolve_zone
+from varlake.variant.cast import OutOfPythonRange, date_value, timestamp_value
 
 UTC = dt.timezone.utc
 

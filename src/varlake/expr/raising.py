@@ -9,9 +9,9 @@ a file with none can be skipped.
 
 A non-try ``variant_get`` (``v:a::int``) is proven safe when the file's Variant path
 bounds share one type family that converts to the target without error (exact numbers
-within the target's range and scale; strings to strings, and so on), or, cast to a date or timestamp, when
-every value at the path is ISO date text (``FileStats.variant_iso_dates``). A non-try ``CAST``
-is safe when its types cannot fail (a wider integer, text of a number or a date) or
+within the target's range and scale; strings to strings, and so on), or when it reads a
+date or timestamp of a path whose every value is ISO date text
+(``FileStats.variant_iso_dates``). A non-try ``CAST`` is safe when its types cannot fail (a wider integer, text of a number or a date) or
 when it narrows an exact-number column whose min and max fit the target; a cast of
 text to a number or a date is never proven safe (statistics say nothing of the text).
 """

@@ -5,8 +5,9 @@ reader can apply.  Rows are mappings of column name to Python value (nested dict
 structs; ``pyarrow.Table.to_pylist()`` gives exactly that).  Variant extraction is
 injected: ``variant_get(column_value, normalized_path, target_type)`` returns the cast
 value or None, and raises on a value that does not cast; ``try_variant_get`` turns that
-error into NULL (but not ``OutOfPythonRange``: Spark reads a date of year 0 or 10000, which
-Python's ``date`` cannot hold, so a NULL would be a wrong answer).  Comparisons follow Spark: NaN equals NaN and sorts above every number.
+error into NULL, but not ``OutOfPythonRange``: Spark reads a date of year 0 or 10000,
+which Python's ``date`` cannot hold, so a NULL would be a wrong answer.  Comparisons
+follow Spark: NaN equals NaN and sorts above every number.
 """
 
 from __future__ import annotations

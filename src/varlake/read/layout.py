@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,7 +25,6 @@ from varlake.io import layout_facts, layout_tag
 from varlake.io.layout_facts import FileLayout, LayoutFacts, Segment, leaf_type_name, unique_field
 from varlake.io.layout_tag import LAYOUT_TAG, TaggedLayout, tagged_layout
 from varlake.io.storage import Storage
-from varlake.variant.path import VariantPath
 
 __all__ = [
     "LAYOUT_TAG",
@@ -91,20 +90,21 @@ def task_layout(storage: Storage, path: str, tags: Mapping[str, str | None] | No
 
 def iso_date_keys(
     tags: Mapping[str, str | None] | None,
-    keys: Iterable[tuple[tuple[str, ...], str]],
+    keys: Mapping[tuple[tuple[str, ...], str], tuple[Segment, ...]],
     file_column: Callable[[tuple[str, ...]], tuple[str, ...] | None],
 ) -> frozenset[tuple[tuple[str, ...], str]]:
-    """Of ``keys`` (a Variant column of the table, a normalized path), those every value of
-    which is an ISO date string in the data file whose ``add`` has ``tags``
-    (``LayoutFacts.iso_date_leaf``), named in the file as ``file_column`` gives (None: not
-    known). From the tags alone, as planning reads no footer: without them, none."""
+    """Of ``keys`` (a Variant column of the table and a normalized path, each with the
+    path's segments), those every value of which is an ISO date string in the data file
+    whose ``add`` has ``tags`` (``LayoutFacts.iso_date_leaf``), named in the file as
+    ``file_column`` gives (None: not known). From the tags alone, as planning reads no
+    footer: without them, none."""
     layout = tagged_layout(tags)
     if layout is None:
         return frozenset()
     found = set()
-    for column, path in keys:
+    for (column, path), segments in keys.items():
         in_file = file_column(column)
-        if in_file is not None and layout.iso_date_leaf(in_file, VariantPath.parse(path).segments):
+        if in_file is not None and layout.iso_date_leaf(in_file, segments):
             found.add((column, path))
     return frozenset(found)
 

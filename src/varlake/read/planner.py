@@ -45,6 +45,7 @@ from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
 from varlake.errors import CorruptLogError, UnsupportedFeatureError
 from varlake.semantics.datetime_text import ISO_DATE_TARGETS
+from varlake.variant.path import VariantPath
 from varlake.expr import (
     AlwaysFalse,
     AlwaysTrue,
@@ -279,12 +280,14 @@ class _Residuals:
         return residual
 
 
-def _date_keys(bound: Predicate | None) -> frozenset[tuple[ColumnPath, str]]:
-    """The Variant paths the filter reads as a date or timestamp: a file whose tags prove
-    one holds only ISO date text gets that fact in its statistics (``iso_date_keys``)."""
+def _date_keys(bound: Predicate | None) -> dict[tuple[ColumnPath, str], tuple[str | int, ...]]:
+    """The Variant paths the filter reads as a date or timestamp (statistics keys, with the
+    path's segments): a file whose tags prove one holds only ISO date text gets that fact
+    in its statistics (``iso_date_keys``)."""
     if bound is None:
-        return frozenset()
-    return frozenset((g.column.path, g.path) for g in variant_gets(bound) if g.target in ISO_DATE_TARGETS)
+        return {}
+    gets = (g for g in variant_gets(bound) if g.target in ISO_DATE_TARGETS)
+    return {(g.column.path, g.path): VariantPath.parse(g.path).segments for g in gets}
 
 
 def _file_column(mapping: ColumnMapping | None) -> Callable[[ColumnPath], ColumnPath | None]:
