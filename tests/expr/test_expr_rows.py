@@ -136,3 +136,12 @@ def test_a_date_spark_reads_but_python_cannot_hold_raises_even_under_try(text):
     else:
         with pytest.raises(ExpressionEvaluationError):
             evaluator.evaluate(bad)
+
+
+def test_a_try_cast_does_not_swallow_its_argument_s_error():
+    """Spark's ``try_cast`` guards its own cast only: an ANSI cast inside it still raises
+    (``try_cast(CAST('x' AS INT) AS STRING)`` fails in Spark 4.3)."""
+    with pytest.raises(ExpressionEvaluationError, match="'x'"):
+        ev("try_cast(CAST(s AS INT) AS STRING) = '1'", {"s": "x"})
+    assert ev("try_cast(CAST(s AS INT) AS STRING) = '1'", {"s": "1"}) is True
+    assert ev("try_cast(s AS INT) = 1", {"s": "x"}) is None
