@@ -31,7 +31,7 @@ def _ids(table: Table, text: str) -> list[int]:
     return sorted(table.scan(text).to_arrow().column("id").to_pylist())
 
 
-def _names(tasks: Any) -> list[int]:
+def _counts(tasks: Any) -> list[int]:
     return sorted(t.num_records for t in tasks)
 
 
@@ -92,17 +92,17 @@ def test_a_value_that_is_no_iso_date_keeps_its_file(months: Table) -> None:
     months.append([{"id": 30, "v": {"d": "2024-6-5", "n": 0}}])
     months.append([{"id": 40, "v": {"d": "june", "n": 0}}])
     plan = months.scan("try_variant_get(v, '$.d', 'date') > DATE'2024-06-01'").plan()
-    assert _names(plan.tasks) == [1, 1] and _names(plan.skipped_by_stats) == [5, 5, 5]
+    assert _counts(plan.tasks) == [1, 1] and _counts(plan.skipped_by_stats) == [5, 5, 5]
     assert _ids(months, "try_variant_get(v, '$.d', 'date') > DATE'2024-06-01'") == [30]
     plan = months.scan("v:d::date < DATE'2024-01-01'").plan()
-    assert _names(plan.skipped_by_stats) == [5, 5, 5] and _names(plan.tasks) == [1, 1]
+    assert _counts(plan.skipped_by_stats) == [5, 5, 5] and _counts(plan.tasks) == [1, 1]
     with pytest.raises(ExpressionEvaluationError, match="june"):
         months.scan("v:d::date < DATE'2024-01-01'").to_arrow()
     # the bounds of n exclude every file, but Spark casts d first: the proven files are
     # skipped, 'june' is read and raises, '2024-6-5' (a date) is put back as it could
     text = "v:d::date < DATE'2024-01-01' AND v:n::int > 100"
     plan = months.scan(text).plan()
-    assert _names(plan.skipped_by_stats) == [5, 5, 5] and _names(plan.put_back_tasks) == [1, 1]
+    assert _counts(plan.skipped_by_stats) == [5, 5, 5] and _counts(plan.put_back_tasks) == [1, 1]
     with pytest.raises(ExpressionEvaluationError, match="june"):
         months.scan(text).to_arrow()
 
@@ -112,7 +112,7 @@ def test_a_path_of_mixed_types_is_not_proven(months: Table) -> None:
     lives in the ``value`` column, so the strings' bounds say nothing of it."""
     months.append([{"id": 50, "v": {"d": "2024-07-01"}}, {"id": 51, "v": {"d": 20240701}}])
     plan = months.scan("try_variant_get(v, '$.d', 'date') < DATE'2024-01-01'").plan()
-    assert _names(plan.tasks) == [2]
+    assert _counts(plan.tasks) == [2]
     with pytest.raises(ExpressionEvaluationError):
         months.scan("v:d::date < DATE'2024-01-01'").to_arrow()  # Spark cannot cast an int to a date
 

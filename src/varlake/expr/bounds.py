@@ -147,21 +147,15 @@ def _iso_date_text(text: str) -> dt.date | None:
         return None
 
 
-def _iso_date_bounds(key: VariantStatsKey) -> BoundsFn:
+def _iso_date_bounds(key: VariantStatsKey, stats: FileStats) -> Bounds:
     """Date bounds of a path whose every value is an ISO date string
     (``FileStats.variant_iso_dates``): such texts have one width and their fields run from
     the most significant, so the path's string min and max name its earliest and latest
     day."""
-
-    def bounds(stats: FileStats) -> Bounds:
-        if key not in stats.variant_iso_dates:
-            return _NO_BOUNDS
-        low, high = stats.variant_min.get(key), stats.variant_max.get(key)
-        lo = _iso_date(low.value) if low is not None and low.family is TypeFamily.STRING else None
-        hi = _iso_date(high.value) if high is not None and high.family is TypeFamily.STRING else None
-        return lo, hi, False
-
-    return bounds
+    low, high = stats.variant_min.get(key), stats.variant_max.get(key)
+    lo = _iso_date(low.value) if low is not None and low.family is TypeFamily.STRING else None
+    hi = _iso_date(high.value) if high is not None and high.family is TypeFamily.STRING else None
+    return lo, hi, False
 
 
 def variant_bounds(term: VariantGet) -> BoundsFn:
@@ -171,11 +165,11 @@ def variant_bounds(term: VariantGet) -> BoundsFn:
     table: Mapping[TypeFamily, tuple[Convert, Convert]] = {
         family: conv for family in TypeFamily if (conv := monotone_converters(family, term.target)) is not None
     }
-    dates = _iso_date_bounds(key) if term.target == "date" else None
+    dates = term.target == "date"
 
     def bounds(stats: FileStats) -> Bounds:
-        if dates is not None and key in stats.variant_iso_dates:
-            return dates(stats)
+        if dates and key in stats.variant_iso_dates:
+            return _iso_date_bounds(key, stats)
         low = stats.variant_min.get(key)
         high = stats.variant_max.get(key)
         lo = hi = None

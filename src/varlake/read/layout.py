@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from varlake.delta.column_mapping import ID_KEY, PARQUET_FIELD_ID, ColumnMapping
+from varlake.delta.schema import DataType, StructType
 from varlake.errors import DataFileMissingError, StorageError, StorageFileNotFoundError, TableError
 from varlake.io import layout_facts, layout_tag
 from varlake.io.layout_facts import FileLayout, LayoutFacts, Segment, leaf_type_name, unique_field
@@ -33,6 +35,7 @@ __all__ = [
     "Segment",
     "TaggedLayout",
     "clear_caches",
+    "file_column",
     "file_layout",
     "iso_date_keys",
     "leaf_type_name",
@@ -91,22 +94,48 @@ def task_layout(storage: Storage, path: str, tags: Mapping[str, str | None] | No
 def iso_date_keys(
     tags: Mapping[str, str | None] | None,
     keys: Mapping[tuple[tuple[str, ...], str], tuple[Segment, ...]],
-    file_column: Callable[[tuple[str, ...]], tuple[str, ...] | None],
+    mapping: ColumnMapping | None,
 ) -> frozenset[tuple[tuple[str, ...], str]]:
     """Of ``keys`` (a Variant column of the table and a normalized path, each with the
     path's segments), those every value of which is an ISO date string in the data file
-    whose ``add`` has ``tags`` (``LayoutFacts.iso_date_leaf``), named in the file as
-    ``file_column`` gives (None: not known). From the tags alone, as planning reads no
-    footer: without them, none."""
+    whose ``add`` has ``tags`` (``LayoutFacts.iso_date_leaf``), its columns named as
+    ``file_column`` finds them. From the tags alone, as planning reads no footer: without
+    them, none (nor in column mapping by id, whose field ids only the footer has)."""
     layout = tagged_layout(tags)
     if layout is None:
         return frozenset()
     found = set()
     for (column, path), segments in keys.items():
-        in_file = file_column(column)
+        in_file = file_column(layout, column, mapping)
         if in_file is not None and layout.iso_date_leaf(in_file, segments):
             found.add((column, path))
     return frozenset(found)
+
+
+def file_column(layout: LayoutFacts, column: tuple[str, ...], mapping: ColumnMapping | None) -> tuple[str, ...] | None:
+    """The names a data file gives a column (a path through structs) of the table: its
+    physical names in ``name`` mode, the names of the fields holding its field ids in ``id``
+    mode (None if the file lacks one), the display names without column mapping."""
+    if mapping is None:
+        return column
+    if mapping.mode != "id":
+        return mapping.physical_path(column)
+    if not isinstance(layout, FileLayout):
+        return None  # field ids are in the footer only (``_group`` reads it in id mode)
+    names: list[str] = []
+    dtype: DataType = mapping.schema
+    fields = list(layout.schema)
+    for name in column:
+        assert isinstance(dtype, StructType)
+        f = dtype.field(name)
+        wanted = str(f.metadata.get(ID_KEY)).encode()
+        found = [x for x in fields if x.metadata is not None and x.metadata.get(PARQUET_FIELD_ID) == wanted]
+        if len(found) != 1:
+            return None
+        names.append(found[0].name)
+        dtype = f.type
+        fields = list(found[0].type) if pa.types.is_struct(found[0].type) else []
+    return tuple(names)
 
 
 def clear_caches() -> None:

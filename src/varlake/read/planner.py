@@ -290,16 +290,6 @@ def _date_keys(bound: Predicate | None) -> dict[tuple[ColumnPath, str], tuple[st
     return {(g.column.path, g.path): VariantPath.parse(g.path).segments for g in gets}
 
 
-def _file_column(mapping: ColumnMapping | None) -> Callable[[ColumnPath], ColumnPath | None]:
-    """How data files name a column of the table: by display name, by physical name, or
-    (``id`` mode: field ids are in the footer, which planning does not read) not known."""
-    if mapping is None:
-        return lambda column: column
-    if mapping.mode == "id":
-        return lambda column: None
-    return mapping.physical_path
-
-
 def plan_scan(
     snapshot: Snapshot, root_location: str, filter: str | Predicate | None = None, session_tz: str = "UTC"
 ) -> ScanPlan:
@@ -322,7 +312,6 @@ def plan_scan(
     mapping = column_mapping(protocol, snapshot.metadata, schema)
     dv_feature = protocol.min_reader_version >= 3 and C.DELETION_VECTORS in protocol.reader_feature_set
     date_keys = _date_keys(bound)
-    in_file = _file_column(mapping)
     for add in snapshot.files:
         rel = relative_data_path(add.path, root_location, f"add {add.path!r}")
         dv = None
@@ -342,7 +331,7 @@ def plan_scan(
             values = logical = mapping.partition_values(add.partition_values, snapshot.partition_columns)
             stats = mapping.file_stats(add.stats, values)
         if date_keys and add.tags:
-            iso = iso_date_keys(add.tags, date_keys, in_file)
+            iso = iso_date_keys(add.tags, date_keys, mapping)
             if iso:
                 stats = replace(stats, variant_iso_dates=iso)
         if residuals is None:

@@ -47,9 +47,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
-import pyarrow as pa
-
-from varlake.delta.column_mapping import ID_KEY, PARQUET_FIELD_ID, ColumnMapping
+from varlake.delta.column_mapping import ColumnMapping
 from varlake.delta.schema import ArrayType, DataType, PrimitiveType, StructField, StructType, VariantType
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import ExpressionError, VariantError
@@ -57,7 +55,7 @@ from varlake.expr import And, Or, Predicate
 from varlake.expr.raising import fits
 from varlake.expr.types import decimal_params, is_integral
 from varlake.read import PutBack, ScanPlan, ScanTask, bind_filter, plan_scan
-from varlake.read.layout import FileLayout, LayoutFacts, leaf_type_name, task_layout, unique_field
+from varlake.read.layout import LayoutFacts, file_column, leaf_type_name, task_layout, unique_field
 from varlake.shred.layout import ArrayLayout, ObjectLayout, PrimitiveLayout, ValueLayout
 from varlake.spark.element_fields import primitive_struct
 from varlake.spark.leaf_casts import date_text_serves, may_fail, string_leaf_serves
@@ -77,7 +75,6 @@ __all__ = [
     "iso_date_text",
     "read_use",
     "text_of",
-    "file_column",
     "is_nested",
     "leaf_serves",
     "failure_of",
@@ -612,32 +609,6 @@ def iso_date_text(plan: TablePlan, use: PathUse) -> bool:
     if use.target != "date" or not plan.groups:
         return False
     return all(g.kind == "shredded" and g.leaves.get(use) == "string" and use in g.proven for g in plan.groups)
-
-
-def file_column(layout: LayoutFacts, column: tuple[str, ...], mapping: ColumnMapping | None) -> tuple[str, ...] | None:
-    """The names a data file gives a column (a path through structs) of the table: its
-    physical names in ``name`` mode, the names of the fields holding its field ids in ``id``
-    mode (None if the file lacks one), the display names without column mapping."""
-    if mapping is None:
-        return column
-    if mapping.mode != "id":
-        return mapping.physical_path(column)
-    if not isinstance(layout, FileLayout):
-        return None  # field ids are in the footer only (``_group`` reads it in id mode)
-    names: list[str] = []
-    dtype: DataType = mapping.schema
-    fields = list(layout.schema)
-    for name in column:
-        assert isinstance(dtype, StructType)
-        f = dtype.field(name)
-        wanted = str(f.metadata.get(ID_KEY)).encode()
-        found = [x for x in fields if x.metadata is not None and x.metadata.get(PARQUET_FIELD_ID) == wanted]
-        if len(found) != 1:
-            return None
-        names.append(found[0].name)
-        dtype = f.type
-        fields = list(found[0].type) if pa.types.is_struct(found[0].type) else []
-    return tuple(names)
 
 
 def _group(
