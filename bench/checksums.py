@@ -56,7 +56,7 @@ def main() -> None:
 
 def spark_costs(n: int, rounds: int) -> None:
     """The same comparison for Spark's Parquet writer and its vectorized reader."""
-    from varlake.spark.session import PARQUET_READ_OPTIONS, PARQUET_WRITE_OPTIONS, local_session
+    from varlake.spark.session.local import PARQUET_READ_OPTIONS, PARQUET_WRITE_OPTIONS, local_session
 
     spark = local_session("local[2]")
     df = spark.sql(

@@ -71,7 +71,7 @@ def measure(spark: Any, run: Callable[[], Any]) -> Measured:
 
 def scan_rows(df: Any) -> list[int]:
     """``numOutputRows`` of each file scan of an executed DataFrame (rows left after row-group skipping)."""
-    from varlake.spark.explain import executed_scans
+    from varlake.spark.reading.explain import executed_scans
 
     return [int(n.metrics().apply("numOutputRows").value()) for n in executed_scans(df)]
 

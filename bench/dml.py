@@ -151,7 +151,8 @@ def _scans(tables: dict[str, Path], reps: int, spark: Any = None) -> dict[str, A
     runs in its JVM, so only wall time is given for it)."""
     runs: dict[str, Callable[[Path], Any]] = {"python_scan": lambda p: Table(p).scan().to_arrow()}
     if spark is not None:
-        from varlake.spark import read, sql
+        from varlake.spark import read
+        from varlake.spark.reading import sql
 
         runs["spark_sql_count"] = lambda p: sql(spark, "SELECT count(*) FROM {t}", t=str(p)).collect()
         runs["spark_count"] = lambda p: read(spark, str(p)).count()

@@ -43,7 +43,7 @@ import numpy as np
 import pyarrow as pa
 
 from varlake import Table
-from varlake.write.optimize import plan_optimize
+from varlake.write.maintenance.optimize import plan_optimize
 from varlake.variant import Variant
 
 TARGETS = {"clustered_skip_share_min": 0.90, "unclustered_skip_share_max": 0.10}

@@ -329,7 +329,7 @@ def workload_markdown(wl: harness.WorkloadResult, summ: dict[str, Any], runs: in
         return seconds_text(qr.median_seconds) if what == "s" else mb_text(qr.median_bytes)
 
     out += ["", f"### Query time (seconds, median of {runs} warm runs)", "",
-            "The last column is the read path varlake's planner took for the query (`varlake.spark.explain`): "
+            "The last column is the read path varlake's planner took for the query (`varlake.spark.reading.explain`): "
             "*shredded read* serves the query's paths from typed leaves, *variant read* reads the Variant column whole.",
             ""]
     paths = read_paths(wl)
@@ -419,7 +419,7 @@ def diagnostics(wl: harness.WorkloadResult) -> list[str]:
     if not v or v.error or not rel:
         return ["", f"varlake did not run: {v.error if v else 'not available in this tree'}."]
     lines = ["", "Where varlake's time goes, per query: its time and bytes against relational (e) and Spark's "
-             "shredding (c), the time its planner alone takes (`varlake.spark.explain`, warm), and the read path "
+             "shredding (c), the time its planner alone takes (`varlake.spark.reading.explain`, warm), and the read path "
              "the planner chose:", ""]
     rows = []
     for q in wl.queries:

@@ -289,7 +289,7 @@ def events_forms(spark: Any, table: Table, relational_dir: str, options: list[st
     struct schema (``hand-nested``: SQL over the nested fields, as varlake's view does;
     ``hand-flat``: the leaves selected as top-level columns in the read DataFrame before
     the view)."""
-    from varlake.spark.reader import clone_session
+    from varlake.spark.reading.reader import clone_session
 
     spark.read.parquet(relational_dir).createOrReplaceTempView("events_relational")
     files = [table.open_file(t.relative_path) for t in table.scan().plan().tasks]
@@ -326,7 +326,7 @@ def events_forms(spark: Any, table: Table, relational_dir: str, options: list[st
 def _flag_form(make: Callable[[], Any]) -> Any:
     """``make()`` with the plan shape before issue 16: every use through ``IF(__vl_shredded,
     leaf, <Variant expression>)`` and a flag column, even when only shredded groups read."""
-    from varlake.spark import reader
+    from varlake.spark.reading import reader
 
     real = reader.all_shredded
     reader.all_shredded = lambda plan: False  # type: ignore[assignment]

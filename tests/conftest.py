@@ -61,7 +61,7 @@ def _connect_session(spark):
     Spark's Connect service runs on the classic session's SparkContext, on an ephemeral
     loopback port; the client talks to it over gRPC like to any remote server.
     """
-    from varlake.spark.session import connect_session
+    from varlake.spark.session.local import connect_session
 
     service = spark._jvm.org.apache.spark.sql.connect.service
     service.SparkConnectService.start(spark.sparkContext._jsc.sc())

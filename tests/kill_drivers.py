@@ -230,7 +230,7 @@ def _drive(kind: str, src: str, table: str, checkpoint: str, once: bool) -> None
     columns = {"id": "$.id::bigint", "kind": "$.kind::string"}
     shredding = os.environ.get("VARLAKE_KILL_SHREDDING", "off")  # "off" keeps each run short
     if kind == "ingest":
-        import varlake.spark.ingest as ingest
+        import varlake.spark.writing.ingest as ingest
 
         real = ingest.complete_quarantine
 
@@ -249,7 +249,7 @@ def _drive(kind: str, src: str, table: str, checkpoint: str, once: bool) -> None
                 return
             time.sleep(0.05)
     if kind == "stream":
-        import varlake.spark.stream as stream
+        import varlake.spark.writing.stream as stream
 
         real_commit = stream.commit_write
 
@@ -270,10 +270,10 @@ def _drive(kind: str, src: str, table: str, checkpoint: str, once: bool) -> None
             raise SystemExit(f"stream failed: {query.exception()}")
         return
     if kind == "write-stream":
-        from varlake.spark.stream import write_stream
+        from varlake.spark.writing.stream import write_stream
 
         df = spark.readStream.schema("id bigint, kind string").option("maxFilesPerTrigger", "1").json(src)
-        import varlake.spark.stream as stream
+        import varlake.spark.writing.stream as stream
 
         real_write = stream.write
 

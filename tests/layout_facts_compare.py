@@ -6,7 +6,7 @@ from typing import Any
 
 from varlake.io.layout_facts import LayoutFacts, leaf_type_name
 from varlake.shred.layout import ArrayLayout, LeafKind, ObjectLayout, PrimitiveLayout, ValueLayout
-from varlake.spark.planner import ISNULL, PathUse, serving
+from varlake.spark.reading.planner import ISNULL, PathUse, serving
 
 #: primitive targets every path is asked for (widening, narrowing by bounds, string casts, ISNULL)
 TARGETS = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from varlake.spark.session import spark_conf
+from varlake.spark.session.local import spark_conf
 
 
 def spark_shredded_file(spark: Any, target: Path, rows: list[tuple[int, str | None]], layout: str) -> None:

@@ -1,8 +1,9 @@
 """Imports point one way and never in a circle.
 
-Data flows: errors/semantics -> codec -> shredding -> io -> expressions -> delta log ->
-read/write -> Table -> spark -> cli. Every ``import`` counts, wherever it sits: at the
-top of a file, inside a function, or under ``if TYPE_CHECKING:``.
+Data flows: errors/semantics -> codec -> shredding and expressions (siblings) -> io ->
+delta log -> read -> write -> Table -> spark -> cli. Inside ``write/`` and ``spark/`` the
+sub-packages follow the pipeline too (``SUBLEVELS``). Every ``import`` counts, wherever it
+sits: at the top of a file, inside a function, or under ``if TYPE_CHECKING:``.
 """
 
 from __future__ import annotations
@@ -16,16 +17,36 @@ LEVELS = {
     "semantics": -0.5,
     "variant": 0,
     "shred": 1,
+    "expr": 1,
     "io": 2,
-    "expr": 3,
     "delta": 4,
     "read": 5,
-    "write": 5,
+    "write": 5.5,
     "table": 6,
     "spark": 7,
     "cli": 8,
     "demo": 9,
 }
+
+
+# Sub-packages of a package, in the order data flows through them; modules directly in the
+# package (shared vocabulary such as ``spark/types.py``) sit at level 0 beside the first.
+SUBLEVELS = {
+    "write": {"staging": 1, "changes": 2, "maintenance": 3, "diagnostics": 4},
+    "spark": {"session": 1, "reading": 2, "writing": 3, "changes": 4},
+}
+
+
+def _sublevel(module: str) -> tuple[str, float] | None:
+    """``(package, level)`` of a module inside a package with ordered sub-packages; the
+    package's ``__init__`` (its public face) sits above all of them."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[0] != "varlake" or parts[1] not in SUBLEVELS:
+        return None
+    order = SUBLEVELS[parts[1]]
+    if len(parts) == 2:
+        return parts[1], max(order.values()) + 1
+    return parts[1], order.get(parts[2], 0)
 
 
 def _level(module: str) -> float | None:
@@ -174,7 +195,35 @@ def test_imports_only_point_down_the_data_flow() -> None:
             theirs = _level(target)
             if theirs is not None and theirs > mine:
                 bad.append(f"{module} (line {line}) imports {target}")
+            elif theirs == mine and target.split(".")[1] != module.split(".")[1]:
+                bad.append(f"{module} (line {line}) imports its sibling {target}")
     assert not bad, "imports against the data flow:\n" + "\n".join(bad)
+
+
+def test_sub_packages_follow_the_pipeline() -> None:
+    """``write/``: staging -> changes -> maintenance -> diagnostics; ``spark/``: session ->
+    reading -> writing -> changes. A sub-package imports only those before it."""
+    bad = []
+    modules = module_files(SRC)
+    for module, path in modules.items():
+        mine = _sublevel(module)
+        if mine is None:
+            continue
+        for target, line in imports_of(module, path, modules):
+            theirs = _sublevel(target)
+            if theirs is not None and theirs[0] == mine[0] and theirs[1] > mine[1]:
+                bad.append(f"{module} (line {line}) imports {target}")
+    assert not bad, "imports against the order of sub-packages:\n" + "\n".join(bad)
+
+
+def test_every_sub_package_has_a_level() -> None:
+    unknown = [
+        f"{package}/{p.name}"
+        for package, order in SUBLEVELS.items()
+        for p in (SRC / package).iterdir()
+        if p.is_dir() and not p.name.startswith("__") and p.name not in order
+    ]
+    assert not unknown, f"add these to SUBLEVELS: {unknown}"
 
 
 def test_no_import_cycles() -> None:

@@ -30,7 +30,7 @@ from rich.text import Text
 
 from varlake import __version__, parse_json
 from varlake.errors import VarlakeError
-from varlake.write.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
+from varlake.write.diagnostics.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
 from varlake.write.doctor_chart import size_text
 
 app = typer.Typer(no_args_is_help=True, help="Lakehouse tables for semi-structured data (Variant).")
@@ -142,7 +142,7 @@ def _errors() -> Iterator[None]:
         raise typer.Exit(code=1) from None
     except Exception as exc:  # Spark analysis errors and the like
         if type(exc).__module__.startswith(("pyspark", "py4j")):
-            from varlake.spark.session import spark_error_summary
+            from varlake.spark.session.local import spark_error_summary
 
             err.print(Text.assemble(("Spark error: ", "red"), spark_error_summary(exc)), soft_wrap=True)
             raise typer.Exit(code=1) from None
@@ -152,15 +152,15 @@ def _errors() -> Iterator[None]:
 def _spark(master: str | None, conf: list[str], verbose: bool = False, remote: str | None = None) -> Any:
     """The session for a command: a Spark Connect session on ``remote``, else a classic one on
     ``master`` (default ``local[*]``). An unreachable master or server, or a standalone master
-    that gives no executor, fails in bounded time (``varlake.spark.endpoints``). Unless
-    ``verbose``, a local JVM starts with its output sent to a log file (``varlake.spark.quiet``),
+    that gives no executor, fails in bounded time (``varlake.spark.session.endpoints``). Unless
+    ``verbose``, a local JVM starts with its output sent to a log file (``varlake.spark.session.quiet``),
     so the terminal shows only varlake's own lines."""
     import logging
     import warnings
 
-    from varlake.spark.endpoints import open_classic, open_connect
-    from varlake.spark.quiet import driver_log_conf, quiet_launch
-    from varlake.spark.session import local_session, parse_conf
+    from varlake.spark.session.endpoints import open_classic, open_connect
+    from varlake.spark.session.quiet import driver_log_conf, quiet_launch
+    from varlake.spark.session.local import local_session, parse_conf
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)  # errors are reported once, below
@@ -197,7 +197,7 @@ def _progress(spark: Any) -> Iterator[Any]:
     """A live bar per running Spark stage on stderr; yields a callback for phase messages."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from varlake.spark.session import StageProgress, track_progress
+    from varlake.spark.session.local import StageProgress, track_progress
 
     bars = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[io]}"),
@@ -288,7 +288,7 @@ def ingest(
 
     Run again over a growing directory, it ingests only the files it has not taken yet
     (exactly once, even after a killed run); --stream runs it as a Structured Streaming query."""
-    from varlake.spark.ingest import ingest_json
+    from varlake.spark.writing.ingest import ingest_json
 
     with _errors():
         if len(paths) < 2:
@@ -296,7 +296,7 @@ def ingest(
         *inputs, table = paths
         columns = _pairs(column, "--column")
         if stream:
-            from varlake.spark.stream import ingest_stream, run_to_end
+            from varlake.spark.writing.stream import ingest_stream, run_to_end
 
             if len(inputs) != 1 or not checkpoint:
                 raise ValueError("--stream needs one INPUT directory and --checkpoint DIR")
@@ -344,7 +344,7 @@ def ingest(
 def run_query(spark: Any, path: str, query: str) -> Any:
     """``query`` with ``{t}`` standing for the table at ``path``, as a Spark DataFrame
     (``varlake.spark.sql``: files skipped by statistics, shredded paths read as columns)."""
-    from varlake.spark import sql
+    from varlake.spark.reading import sql
 
     if "{t}" not in query:
         raise ValueError("the query must name the table as {t}, e.g. SELECT count(*) FROM {t}")
@@ -353,7 +353,7 @@ def run_query(spark: Any, path: str, query: str) -> Any:
 
 def explain_query(spark: Any, path: str, query: str) -> str:
     """What ``run_query`` will read: files skipped, shredded and Variant read paths, final SQL."""
-    from varlake.spark import explain
+    from varlake.spark.reading import explain
 
     if "{t}" not in query:
         raise ValueError("the query must name the table as {t}, e.g. SELECT count(*) FROM {t}")
@@ -391,7 +391,7 @@ def query(
             typer.echo(explain_query(spark, table, sql), err=True)
         df = run_query(spark, table, sql)
         if output is not None:
-            from varlake.spark.export import export_rows, format_for
+            from varlake.spark.reading.export import export_rows, format_for
 
             kind = format_for(output, None if fmt in (None, QueryFormat.table) else fmt.value)
             with _progress(spark):
@@ -565,12 +565,12 @@ def optimize(
     fmt: Format = FORMAT,
 ) -> None:
     """Compact small files, rewrite files of another Variant layout, purge deletion vectors,
-    cluster rows by columns and Variant paths (``varlake.write.optimize``)."""
+    cluster rows by columns and Variant paths (``varlake.write.maintenance.optimize``)."""
     from varlake import Table
 
     with _errors():
         if spark_engine or master or remote:
-            from varlake.spark.optimize import optimize as spark_optimize
+            from varlake.spark.changes.optimize import optimize as spark_optimize
 
             spark = _spark(master, conf, remote=remote)
             result = spark_optimize(spark, table, where, cluster_by or None, target_size, dry_run=dry_run)
@@ -582,7 +582,7 @@ def optimize(
 @app.command()
 def doctor(
     table: str = typer.Argument(..., help="Table path."),
-    as_json: bool = typer.Option(False, "--json", help="Print the whole report as JSON (keys: varlake.write.doctor)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole report as JSON (keys: varlake.write.diagnostics.doctor)."),
     sample: int = typer.Option(DEFAULT_SAMPLE, "--sample", min=1, help="Analyse at most this many live rows, spread over every file."),
     empty_threshold: float = typer.Option(DEFAULT_EMPTY_THRESHOLD, "--empty-threshold", min=0.0, max=1.0, help="Flag stored leaves typed in fewer rows than this share."),
 ) -> None:

@@ -7,7 +7,7 @@ reading scans. ``Table`` only turns data into Arrow and Parquet files; ``varlake
 does the rest, exactly as for the Spark writer.
 
 The shredding schema of each Variant column lives in the table property
-``varlake.shredding.<column>`` (Spark DDL); see ``varlake.write.shredding``.
+``varlake.shredding.<column>`` (Spark DDL); see ``varlake.write.staging.shredding``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from varlake.delta.schema import StructType, VariantType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import CommitResult
-from varlake.write.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
+from varlake.write.diagnostics.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
 from varlake.errors import TableError
 from varlake.expr import Predicate
 from varlake.io.parquet_write import write_parquet
@@ -60,9 +60,9 @@ from varlake.write import (
     stored_schemas,
     variant_columns,
 )
-from varlake.write.constraints import check_arrow as check_constraints
-from varlake.write.files import stats_for
-from varlake.write.inputs import input_columns
+from varlake.write.staging.constraints import check_arrow as check_constraints
+from varlake.write.staging.files import stats_for
+from varlake.write.staging.inputs import input_columns
 
 __all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "to_arrow_table"]
 
@@ -154,7 +154,7 @@ class Table:
         struct = as_struct_type(schema)
         check_partition_columns(struct, list(partition_by), os.fspath(path))
         struct, props = assign_column_mapping(struct, dict(properties or {}), os.fspath(path))
-        from varlake.write.shredding import new_table_properties  # deletion vectors on by default
+        from varlake.write.staging.shredding import new_table_properties  # deletion vectors on by default
 
         props = new_table_properties(props, (), "off")
         store = storage or LocalStorage()
@@ -356,16 +356,16 @@ class Table:
         table's stable shredding schema, purge deletion vectors, optionally cluster rows by
         columns and Variant paths (``cluster_by=["v:a.b::string"]``, remembered by the table).
         ``where``: a partition predicate. One commit with ``dataChange=false``; returns an
-        ``OptimizeResult`` (``varlake.write.optimize``)."""
-        from varlake.write.optimize import optimize
+        ``OptimizeResult`` (``varlake.write.maintenance.optimize``)."""
+        from varlake.write.maintenance.optimize import optimize
 
         return optimize(self, where, target_file_size, cluster_by, dry_run)
 
     def doctor(self, *, sample: int | None = DEFAULT_SAMPLE, empty_threshold: float = DEFAULT_EMPTY_THRESHOLD, version: int | None = None) -> Any:
         """How well the Variant data is shredded: per column and path the shares held typed,
         residual and missing, type conflicts, drifted files, schema suggestions and what
-        ``optimize`` would change (a ``DoctorReport``; see ``varlake.write.doctor``)."""
-        from varlake.write.doctor import diagnose
+        ``optimize`` would change (a ``DoctorReport``; see ``varlake.write.diagnostics.doctor``)."""
+        from varlake.write.diagnostics.doctor import diagnose
 
         return diagnose(self, sample=sample, empty_threshold=empty_threshold, version=version)
 
@@ -414,14 +414,14 @@ class Table:
             adds.append(add_action(facts, values))
         return adds
 
-    # --- row-level changes (varlake.write.row_changes) ------------------------------------------
+    # --- row-level changes (varlake.write.changes.rows) ------------------------------------------
 
     def delete(self, where: str | Predicate | None = None, *, retries: int = 0) -> Any:
         """DELETE the rows ``where`` matches (all rows when None): by deletion vector when the
         table has ``delta.enableDeletionVectors=true``, else by rewriting their files. One
         commit; returns a ``RowChangeResult`` (``version`` None when no row matched).
         ``retries`` re-plans after a conflict with a concurrent change."""
-        from varlake.write.row_changes import delete
+        from varlake.write.changes.rows import delete
 
         return delete(self, where, retries=retries)
 
@@ -437,7 +437,7 @@ class Table:
         rows are written as new files in the table's layout, the old ones retired as
         ``delete`` does; returns a ``RowChangeResult``. Positional arguments are told apart
         by type (the mapping is ``set``): ``update(where, set)`` and ``update(set, where=...)``."""
-        from varlake.write.row_changes import update
+        from varlake.write.changes.rows import update
 
         if len(args) > 2:
             raise TableError(f"{self.path}: update takes where and set, got {len(args)} positional arguments")
@@ -459,10 +459,10 @@ class Table:
     ) -> Any:
         """A MERGE of ``source`` (Arrow, pandas or a list of dicts) into this table on ``on``
         (``"t.id = s.id"``): add ``when_*`` clauses, then ``.execute()``
-        (``varlake.write.merge.MergeBuilder``; returns a ``RowChangeResult``)."""
+        (``varlake.write.changes.merge.MergeBuilder``; returns a ``RowChangeResult``)."""
         from varlake.delta.schema import VariantType
-        from varlake.write.merge import MergeBuilder
-        from varlake.write.inputs import source_table
+        from varlake.write.changes.merge import MergeBuilder
+        from varlake.write.staging.inputs import source_table
 
         schema = self.snapshot().schema
         variants = [f.name for f in schema.fields if isinstance(f.type, VariantType)]

@@ -1,7 +1,7 @@
 """``--master`` / ``--remote`` failures are one named line and a non-zero exit code, in bounded
 time: an unreachable standalone master or Spark Connect server, both options at once, a URL
 that is not a Connect URL; and the URL parsing and executor wait behind them
-(``varlake.spark.endpoints``). No Spark starts here."""
+(``varlake.spark.session.endpoints``). No Spark starts here."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from varlake.cli import app
 from varlake.errors import SparkUnavailableError
-from varlake.spark.endpoints import check_reachable, endpoints, wait_for_executors
+from varlake.spark.session.endpoints import check_reachable, endpoints, wait_for_executors
 
 runner = CliRunner()
 

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from varlake import Table, parse_json
 from varlake.cli import app
 from varlake.errors import ExportError
-from varlake.spark.export import format_for
+from varlake.spark.reading.export import format_for
 
 pytestmark = pytest.mark.spark
 runner = CliRunner()

@@ -105,7 +105,7 @@ def test_legacy_column_mapping_only_when_used() -> None:
 def test_writer_features_refused_only_when_active() -> None:
     p = Protocol(3, 7, ("variantType",), ("variantType", "invariants", "checkConstraints", "appendOnly"))
     check_writable(p, _meta(NESTED_VARIANT))
-    # checkConstraints and invariants are honoured by the writers (varlake.write.constraints)
+    # checkConstraints and invariants are honoured by the writers (varlake.write.staging.constraints)
     check_writable(p, _meta(NESTED_VARIANT, {"delta.constraints.positive": "i > 0"}))
     guarded = StructType(
         (

@@ -15,7 +15,7 @@ import pytest
 from layout_facts_compare import rewrite_layout_tags
 
 import varlake.read.layout as layout_module
-from varlake.spark.planner import ISNULL, PathUse, plan_table
+from varlake.spark.reading.planner import ISNULL, PathUse, plan_table
 from varlake.table import Table
 
 SHREDDED = {"delta.enableVariantShredding": "true"}

@@ -374,7 +374,7 @@ def test_iso_date_texts_compare_with_dates_in_the_span_as_their_days(spark, tmp_
     ``a op CAST(d AS STRING)`` and ``CAST(a AS DATE) op CAST(b AS DATE)`` is ``a op b``
     for every comparison (``leaf_casts.iso_date_text_sql``)."""
     from varlake.semantics.datetime_text import ISO_DATE_SPAN, format_date, is_iso_date_text, string_to_date
-    from varlake.spark.leaf_casts import iso_date_text_sql
+    from varlake.spark.reading.leaf_casts import iso_date_text_sql
 
     rng = random.Random(RNG_SEED)
     first, last = (string_to_date(t) for t in ISO_DATE_SPAN)

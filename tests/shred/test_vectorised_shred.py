@@ -28,7 +28,7 @@ from varlake.shred.schema import ShreddingSchema
 from varlake.shred.shred import shred, shred_rows
 from varlake.variant import Variant
 from varlake.variant.temporal import Float32, TimestampNanos
-from varlake.write.shredding import stable_widths
+from varlake.write.staging.shredding import stable_widths
 from variant_columns import narrow_type, variant_column
 
 KEYS = ["a", "b", "c", "é", "k1", "z", "Zed", "日本"]

@@ -33,7 +33,7 @@ from varlake.shred.unshred import unshred_variant
 from varlake.variant import TimestampNanos, Variant
 from varlake.variant.encoder import MetadataBuilder, encode_python
 from varlake.variant.temporal import Float32
-from varlake.write.shredding import stable_widths
+from varlake.write.staging.shredding import stable_widths
 from variant_columns import check_unshred, narrow_type, variant_column, variants_of
 
 KEYS = ["a", "b", "c", "é", "k1", "z", "Zed", "日本"]

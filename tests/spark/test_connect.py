@@ -17,7 +17,7 @@ import pytest
 
 import varlake.spark as vs
 from varlake.errors import ShreddingSchemaError
-from varlake.spark.session import is_classic, track_progress
+from varlake.spark.session.local import is_classic, track_progress
 from varlake.spark.types import shredded_struct_json
 from varlake.table import Table
 
@@ -112,7 +112,7 @@ def test_row_level_changes_give_the_same_answers_on_both_sessions(spark: Any, co
 
 def test_executed_scans_needs_a_classic_session(connect_spark: Any) -> None:
     from varlake.errors import TableError
-    from varlake.spark.explain import executed_scans
+    from varlake.spark.reading.explain import executed_scans
 
     with pytest.raises(TableError, match="classic"):
         executed_scans(connect_spark.range(3))

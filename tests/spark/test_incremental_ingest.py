@@ -23,9 +23,9 @@ from varlake.delta.table_log import DeltaLog
 from varlake.errors import CommitConflictError, CorruptLogError, InvalidCommitError
 from varlake.io.storage import LocalStorage
 from varlake.spark import ingest_json
-from varlake.spark import ingest as ingest_module
+from varlake.spark.writing import ingest as ingest_module
 from varlake.write import PendingWrite, commit_write
-from varlake.write.ingest_log import DOMAIN_PREFIX, IngestRecord, SourceFile, ingest_app_id, plan
+from varlake.write.staging.ingest_log import DOMAIN_PREFIX, IngestRecord, SourceFile, ingest_app_id, plan
 
 COLUMNS = {"id": "$.id::bigint"}
 

@@ -24,12 +24,12 @@ from spark_answers import appended_table, reference_view, same_outcome
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType
 from varlake.io.parquet_write import write_parquet
-from varlake.spark.leaf_casts import cast_sql, failure_sql, may_fail, raise_sql, string_leaf_serves
-from varlake.spark.planner import PathUse, failure_of, plan_table, target_type
-from varlake.spark.session import spark_conf
+from varlake.spark.reading.leaf_casts import cast_sql, failure_sql, may_fail, raise_sql, string_leaf_serves
+from varlake.spark.reading.planner import PathUse, failure_of, plan_table, target_type
+from varlake.spark.session.local import spark_conf
 from varlake.table import Table, to_arrow_table
 from varlake.variant import Variant
-from varlake.write.files import add_action, file_facts
+from varlake.write.staging.files import add_action, file_facts
 
 pytestmark = pytest.mark.spark
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import varlake.spark as vs
 from varlake.delta.actions import AddFile
 from varlake.io.parquet_write import write_parquet
-from varlake.spark.sql import substitute
+from varlake.spark.reading.sql import substitute
 from varlake.table import Table, to_arrow_table
 
 pytestmark = pytest.mark.spark
@@ -166,7 +166,7 @@ DIFFERENT = [
 def test_fingerprint_tells_queries_apart(any_spark: Any, one: str, other: str, same: bool) -> None:
     """The guard's comparison of Spark's parses: equal for the same query however spelled
     (function-name case), different for any change of meaning, however small or deep in a list."""
-    from varlake.spark.verdict import fingerprint, parse_plan
+    from varlake.spark.reading.verdict import fingerprint, parse_plan
 
     assert (fingerprint(any_spark, parse_plan(any_spark, one)) == fingerprint(any_spark, parse_plan(any_spark, other))) is same
 

@@ -23,8 +23,8 @@ from varlake import Table
 from varlake.delta.ddl import parse_ddl
 from varlake.errors import ColumnMappingError
 from varlake.io.parquet_write import write_parquet
-from varlake.spark.explain import executed_scans
-from varlake.spark.session import spark_conf
+from varlake.spark.reading.explain import executed_scans
+from varlake.spark.session.local import spark_conf
 from varlake.table import to_arrow_table
 
 pytestmark = pytest.mark.spark

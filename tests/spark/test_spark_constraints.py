@@ -10,7 +10,7 @@ import pytest
 from varlake import Table
 from varlake.errors import ConstraintViolationError, UnsupportedFeatureError
 from varlake.spark import write
-from varlake.write.constraints import check_arrow, table_constraints
+from varlake.write.staging.constraints import check_arrow, table_constraints
 
 from constraint_tables import add_constraints, files_under
 

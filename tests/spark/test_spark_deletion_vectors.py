@@ -75,7 +75,7 @@ def test_a_corrupt_dv_fails_the_spark_read(spark, tmp_path: Path) -> None:  # no
 
 
 def test_a_file_spark_names_otherwise_fails_rather_than_returning_deleted_rows(spark, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    import varlake.spark.reader as reader
+    import varlake.spark.reading.reader as reader
 
     table = dv_table(tmp_path / "t", [10], 4)
     delete_rows(table, {table.files()[0].path: ("i", [1])})
@@ -85,7 +85,7 @@ def test_a_file_spark_names_otherwise_fails_rather_than_returning_deleted_rows(s
 
 
 def test_row_groups_are_still_skipped_and_row_indexes_stay_right(spark, tmp_path: Path) -> None:  # noqa: ANN001
-    from varlake.spark.explain import executed_scans
+    from varlake.spark.reading.explain import executed_scans
 
     table = dv_table(tmp_path / "t", [40], row_group_size=4)
     delete_rows(table, {table.files()[0].path: ("u", [1, 29, 33, 38, 39])})

@@ -1,4 +1,4 @@
-"""Spark's DELETE, UPDATE and MERGE (``varlake.spark.dml``): Spark finds the rows and writes
+"""Spark's DELETE, UPDATE and MERGE (``varlake.spark.changes.dml``): Spark finds the rows and writes
 the new ones, the driver commits once through ``write.row_changes``.
 
 Oracles: the Python path (``Table.delete/update/merge``) run on a copy of the same table
@@ -218,8 +218,8 @@ def test_refusals_and_no_op(spark, tmp_path: Path) -> None:
 
 def _interleaved(monkeypatch, concurrent) -> None:
     """Run ``concurrent()`` (another writer's commit) right before the Spark change commits."""
-    from varlake.spark import dml
-    from varlake.write.row_changes import commit_change as real
+    from varlake.spark.changes import dml
+    from varlake.write.changes.rows import commit_change as real
 
     def commit(table, staged):
         concurrent()

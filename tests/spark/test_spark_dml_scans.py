@@ -16,7 +16,7 @@ from dv_tables import delete_rows, dv_table
 
 import varlake.spark as vs
 from varlake import Table
-from varlake.spark.deleted_rows import DeletedRows, keep_sql, spark_xxhash64
+from varlake.spark.reading.deleted_rows import DeletedRows, keep_sql, spark_xxhash64
 
 pytestmark = pytest.mark.spark
 
@@ -43,7 +43,7 @@ def _deleted_table(root: Path) -> tuple[Table, dict[str, list[int]]]:
 
 
 def test_both_deletion_tests_agree_with_the_table_scan(spark: Any, tmp_path: Path) -> None:
-    from varlake.spark.reader import deleted_rows_by_name
+    from varlake.spark.reading.reader import deleted_rows_by_name
 
     table, _ = _deleted_table(tmp_path / "t")
     expected = sorted(table.scan().to_arrow().column("id").to_pylist())

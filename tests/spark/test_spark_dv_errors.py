@@ -6,7 +6,7 @@ The deleted rows of these tables hold values on which the queries' casts raise u
 ``varlake.spark.read`` and ``varlake.spark.sql`` -- filters, projections, aggregates, a
 join -- every query returns exactly what ``Table.scan`` keeps, never an error, on the
 variant read path and the shredded one, and Spark still skips row groups by the query's
-comparisons. The deletion test itself (``varlake.spark.deleted_rows``: ``IN`` lists, bitsets
+comparisons. The deletion test itself (``varlake.spark.reading.deleted_rows``: ``IN`` lists, bitsets
 across 64-row words, several files told apart by size and name) is checked against
 ``pyroaring``-built deletion vectors.
 """
@@ -152,7 +152,7 @@ def test_the_shredded_table_takes_the_shredded_path(spark: Any, tables: dict[str
 def test_row_groups_are_skipped_with_the_guard(spark: Any, tmp_path: Path) -> None:
     """The deletion test sits in the scan's Filter, the query's comparison still reaches the
     Parquet scan: only the row groups that can hold ``id >= 30`` are read."""
-    from varlake.spark.explain import executed_scans
+    from varlake.spark.reading.explain import executed_scans
 
     table = _table(tmp_path / "t", [48], bad_variant=True, row_group_size=6)
     delete_rows(table, {table.files()[0].path: ("u", [r for r in range(48) if _bad(r)])})
@@ -197,7 +197,7 @@ def test_deletion_tests_match_table_scan(spark: Any, tmp_path_factory: pytest.Te
 def test_keep_sql_shapes() -> None:
     import numpy as np
 
-    from varlake.spark.deleted_rows import DeletedRows, keep_sql, word_index_sql
+    from varlake.spark.reading.deleted_rows import DeletedRows, keep_sql, word_index_sql
 
     words: list = []
     assert word_index_sql(np.array([], np.uint64), "r", words, 2) == "0"

@@ -293,8 +293,8 @@ def test_a_date_filter_on_iso_text_skips_row_groups(spark: Any, tmp_path: Path) 
     may match (a DATE cast of the leaf hid the bounds: every row was scanned)."""
     import pyarrow.parquet as pq
 
-    from varlake.spark.explain import executed_scans
-    from varlake.spark.session import spark_conf
+    from varlake.spark.reading.explain import executed_scans
+    from varlake.spark.session.local import spark_conf
 
     rows = 60_000
     frame = spark.range(rows).selectExpr(

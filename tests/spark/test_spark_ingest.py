@@ -18,8 +18,8 @@ import pytest
 from varlake import Table, Variant, parse_json
 from varlake.errors import StorageFileNotFoundError, TableNotFoundError
 from varlake.spark import ingest_json, spark_conf
-from varlake.spark import ingest as ingest_module
-from varlake.spark.ingest import IngestError, bad_line_reason, resolve_inputs
+from varlake.spark.writing import ingest as ingest_module
+from varlake.spark.writing.ingest import IngestError, bad_line_reason, resolve_inputs
 
 pytestmark = pytest.mark.spark
 

@@ -13,7 +13,7 @@ from layout_facts_compare import assert_same_facts, rewrite_layout_tags
 
 import varlake.read.layout as layout_module
 import varlake.spark as vs
-import varlake.spark.writer as writer_module
+import varlake.spark.writing.writer as writer_module
 from varlake.io.layout_tag import LAYOUT_TAG, tagged_layout
 from varlake.read.layout import file_layout
 from varlake.table import Table

@@ -19,10 +19,10 @@ from optimize_tables import STABLE, add_file, doc, logical_rows, mixed_table
 from spark_files import spark_shredded_file
 from varlake import Table
 from varlake.shred.schema import ShreddingSchema
-from varlake.spark.optimize import optimize
-from varlake.write.clustering import CLUSTERED_TAG, stored_keys
-from varlake.write.layout_drift import layout_status
-from varlake.write.optimize import plan_optimize
+from varlake.spark.changes.optimize import optimize
+from varlake.write.maintenance.clustering import CLUSTERED_TAG, stored_keys
+from varlake.write.maintenance.layout_drift import layout_status
+from varlake.write.maintenance.optimize import plan_optimize
 
 pytestmark = pytest.mark.spark
 
@@ -112,7 +112,7 @@ def test_spark_optimize_on_spark_connect(connect_spark: Any, tmp_path: Path) -> 
 
 def test_spark_optimize_checks_the_content(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A Spark rewrite that loses a row is caught before the commit; its files are deleted."""
-    import varlake.spark.writer as writer
+    import varlake.spark.writing.writer as writer
     from varlake.errors import ContentCheckError
 
     t = mixed_table(tmp_path / "t")

@@ -25,15 +25,15 @@ import pytest
 from optimize_tables import logical_rows, mixed_table
 from varlake import Table
 from varlake.errors import ContentCheckError
-from varlake.write.clustering import key_values, parse_keys, stored_keys
-from varlake.write.optimize import read_files
+from varlake.write.maintenance.clustering import key_values, parse_keys, stored_keys
+from varlake.write.maintenance.optimize import read_files
 
 pytestmark = pytest.mark.spark
 
 
 def _corrupting(monkeypatch: pytest.MonkeyPatch, sql: str) -> None:
     """Make the Spark writer of OPTIMIZE write ``sql`` in place of the column ``v``."""
-    import varlake.spark.writer as writer
+    import varlake.spark.writing.writer as writer
 
     original = writer.stage_write
 
@@ -63,7 +63,7 @@ def test_a_corrupted_rewrite_is_caught_on_the_executors(
     version, files = t.version, {f.path for f in t.files()}
     _corrupting(monkeypatch, sql)
     with pytest.raises(ContentCheckError, match=r"read 500 rows and wrote 500; 1 of 500 rows read were not written as they were \(1 rows written differ\)") as caught:
-        from varlake.spark.optimize import optimize
+        from varlake.spark.changes.optimize import optimize
 
         optimize(spark, t.path)
     assert example in str(caught.value) and "nothing was committed" in str(caught.value)
@@ -72,8 +72,8 @@ def test_a_corrupted_rewrite_is_caught_on_the_executors(
 
 
 def test_a_dropped_row_is_caught_on_connect(connect_spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import varlake.spark.writer as writer
-    from varlake.spark.optimize import optimize
+    import varlake.spark.writing.writer as writer
+    from varlake.spark.changes.optimize import optimize
 
     t = mixed_table(tmp_path / "t")
     t.delete("id % 100 = 7")
@@ -93,10 +93,10 @@ def test_the_driver_reads_no_data_file(spark: Any, tmp_path: Path, monkeypatch: 
     logical values), which the check accepts."""
     import varlake.read
     import varlake.read.arrow_reader
-    import varlake.spark.content_digest
-    import varlake.write.content_check
-    import varlake.write.optimize
-    from varlake.spark.optimize import optimize
+    import varlake.spark.changes.content_digest
+    import varlake.write.maintenance.content_check
+    import varlake.write.maintenance.optimize
+    from varlake.spark.changes.optimize import optimize
 
     t = mixed_table(tmp_path / "t")
     t.delete("id % 10 = 0")
@@ -109,10 +109,10 @@ def test_the_driver_reads_no_data_file(spark: Any, tmp_path: Path, monkeypatch: 
     for module, name in [
         (varlake.read, "read_tasks"),
         (varlake.read.arrow_reader, "read_tasks"),
-        (varlake.spark.content_digest, "read_tasks"),
-        (varlake.write.optimize, "read_files"),
-        (varlake.write.optimize, "read_bin"),
-        (varlake.write.content_check, "check_same_rows"),
+        (varlake.spark.changes.content_digest, "read_tasks"),
+        (varlake.write.maintenance.optimize, "read_files"),
+        (varlake.write.maintenance.optimize, "read_bin"),
+        (varlake.write.maintenance.content_check, "check_same_rows"),
     ]:
         monkeypatch.setattr(module, name, refuse)
     monkeypatch.setattr(Table, "scan", refuse)
@@ -144,9 +144,9 @@ def _clustered_table(root: Path, n: int = 1200, files: int = 6) -> Table:
 def test_clustering_writes_contiguous_sorted_ranges(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each file a contiguous, sorted range of the key, also with ranks from a 16-row sample
     of 1200 distinct values (rows between two sampled values share a Z-value)."""
-    import varlake.spark.zorder as zorder
-    from varlake.spark.optimize import optimize
-    from varlake.write.optimize import plan_optimize
+    import varlake.spark.changes.zorder as zorder
+    from varlake.spark.changes.optimize import optimize
+    from varlake.write.maintenance.optimize import plan_optimize
 
     monkeypatch.setattr(zorder, "SAMPLE_ROWS", 16)
     t = _clustered_table(tmp_path / "t")
@@ -169,8 +169,8 @@ def test_clustering_writes_contiguous_sorted_ranges(spark: Any, tmp_path: Path, 
 
 
 def test_two_keys_z_order_skips_on_each_key(spark: Any, tmp_path: Path) -> None:
-    from varlake.spark.optimize import optimize
-    from varlake.write.optimize import plan_optimize
+    from varlake.spark.changes.optimize import optimize
+    from varlake.write.maintenance.optimize import plan_optimize
 
     t = _clustered_table(tmp_path / "t")
     before = logical_rows(t)
@@ -184,7 +184,7 @@ def test_two_keys_z_order_skips_on_each_key(spark: Any, tmp_path: Path) -> None:
 
 def test_the_z_order_plan_has_no_window(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """No unpartitioned window: the Z-value is a column, the rows are range-partitioned by it."""
-    from varlake.spark.zorder import zordered
+    from varlake.spark.changes.zorder import zordered
 
     t = Table.create(tmp_path / "t", "id bigint, v variant")
     keys = parse_keys(["v:a::bigint", "id"], t.snapshot())
@@ -197,8 +197,8 @@ def test_the_z_order_plan_has_no_window(spark: Any, tmp_path: Path, capsys: pyte
 def test_many_bins_are_written_by_one_job(spark: Any, tmp_path: Path) -> None:
     """Bin-packing bins are written together (one partition per output file), each table
     partition into its own files, and checked together."""
-    from varlake.spark.optimize import optimize
-    from varlake.write.optimize import plan_optimize
+    from varlake.spark.changes.optimize import optimize
+    from varlake.write.maintenance.optimize import plan_optimize
 
     t = Table.create(tmp_path / "t", "id bigint, p string, v variant", partition_by=["p"], properties={"delta.enableVariantShredding": "true"})
     for k in range(8):

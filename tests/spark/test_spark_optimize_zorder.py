@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from varlake import Table
-from varlake.spark.zorder import _bounds, z_values
-from varlake.write.clustering import parse_keys, zorder_indices
+from varlake.spark.changes.zorder import _bounds, z_values
+from varlake.write.maintenance.clustering import parse_keys, zorder_indices
 
 _LIMIT = (1 << 31) - 2
 

@@ -16,7 +16,7 @@ from varlake.expr import FileStats, TypeFamily, VariantBound, bind, flatten_delt
 from varlake.expr.raising import cannot_raise
 from varlake.io.parquet_write import write_parquet
 from varlake.read.layout import file_layout
-from varlake.spark.planner import (
+from varlake.spark.reading.planner import (
     ISNULL,
     PathUse,
     leaf_serves,
@@ -26,7 +26,7 @@ from varlake.spark.planner import (
     target_type,
     type_text,
 )
-from varlake.spark.sql import analyze, derived_name, rewrite, spark_path
+from varlake.spark.reading.sql import analyze, derived_name, rewrite, spark_path
 from varlake.table import Table, to_arrow_table
 
 EVENTS = parse_schema(

@@ -20,9 +20,9 @@ from varlake.delta.actions import AddFile
 from varlake.delta.schema import parse_schema
 from varlake.errors import ExpressionEvaluationError
 from varlake.io.parquet_write import write_parquet
-from varlake.spark.explain import executed_scans
-from varlake.spark.reader import IGNORE_VARIANT_ANNOTATION
-from varlake.spark.session import is_classic, spark_conf
+from varlake.spark.reading.explain import executed_scans
+from varlake.spark.reading.reader import IGNORE_VARIANT_ANNOTATION
+from varlake.spark.session.local import is_classic, spark_conf
 from varlake.table import Table, to_arrow_table
 
 pytestmark = pytest.mark.spark
@@ -323,7 +323,7 @@ def test_variants_held_in_structs_take_the_struct_path(spark: Any, tmp_path: Pat
 
 
 def test_sql_spark_rejects_after_rewriting_falls_back_to_reading_variants(any_spark: Any, spark: Any, events: Table) -> None:
-    from varlake.spark.reader import prepare, run
+    from varlake.spark.reading.reader import prepare, run
 
     query = "SELECT v:b::string AS b, count(*) AS n FROM {e} WHERE v:a::bigint < 120 GROUP BY 1"
     prepared = prepare(any_spark, query, {"e": events})
@@ -335,7 +335,7 @@ def test_sql_spark_rejects_after_rewriting_falls_back_to_reading_variants(any_sp
 
 
 def test_queries_share_table_reads_and_stay_correct(any_spark: Any, spark: Any, events: Table, monkeypatch: pytest.MonkeyPatch) -> None:
-    from varlake.spark import reader
+    from varlake.spark.reading import reader
 
     reads = reader.SharedReads(capacity=2)
     monkeypatch.setattr(reader, "SHARED_READS", reads)

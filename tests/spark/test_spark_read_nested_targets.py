@@ -22,7 +22,7 @@ from spark_files import spark_shredded_file
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import parse_schema
 from varlake.io.parquet_write import write_parquet
-from varlake.spark.explain import executed_scans
+from varlake.spark.reading.explain import executed_scans
 from varlake.table import Table, to_arrow_table
 
 pytestmark = pytest.mark.spark

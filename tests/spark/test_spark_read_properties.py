@@ -31,8 +31,8 @@ from spark_errors import error_condition
 from varlake.delta.actions import AddFile
 from varlake.delta.schema import StructType
 from varlake.io.parquet_write import write_parquet
-from varlake.spark.planner import is_nested
-from varlake.spark.session import spark_conf
+from varlake.spark.reading.planner import is_nested
+from varlake.spark.session.local import spark_conf
 from varlake.table import Table, to_arrow_table
 
 pytestmark = pytest.mark.spark

@@ -1,4 +1,4 @@
-"""varlake.spark.sampling: driver-side line samples spread over files and byte ranges."""
+"""varlake.spark.writing.sampling: driver-side line samples spread over files and byte ranges."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from varlake.spark.sampling import sample_lines
+from varlake.spark.writing.sampling import sample_lines
 
 
 def _write(path: Path, lines: list[bytes], sep: bytes = b"\n") -> str:

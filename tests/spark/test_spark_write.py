@@ -23,7 +23,7 @@ from varlake import Table, Variant, read_parquet
 from varlake.errors import CommitConflictError, SchemaParseError, TableError, TableExistsError
 from varlake.spark import spark_conf, write
 from varlake.semantics.partition_values import spark_local_timestamp_to_utc as _utc_timestamp_text
-from varlake.spark.writer import EXECUTOR_STATS_THRESHOLD, commit_write, stage_write
+from varlake.spark.writing.writer import EXECUTOR_STATS_THRESHOLD, commit_write, stage_write
 
 pytestmark = pytest.mark.spark
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -300,7 +300,7 @@ def test_track_progress_reports_running_stages(spark: Any) -> None:
 
     from pyspark.sql import functions as F
 
-    from varlake.spark.session import StageProgress, track_progress
+    from varlake.spark.session.local import StageProgress, track_progress
 
     seen: list[StageProgress] = []
     slow = F.udf(lambda x: time.sleep(0.25) or x, "bigint")
@@ -316,7 +316,7 @@ def test_track_progress_reports_rows_and_bytes(spark: Any, tmp_path: Path) -> No
     from pyspark.sql import functions as F
 
     from varlake.cli import stage_io_text
-    from varlake.spark.session import StageProgress, spark_conf, track_progress
+    from varlake.spark.session.local import StageProgress, spark_conf, track_progress
 
     spark.range(0, 4000, 1, 4).write.parquet(str(tmp_path / "p"))
     seen: list[StageProgress] = []

@@ -21,9 +21,9 @@ from varlake.delta.table_log import DeltaLog
 from varlake.errors import StreamError
 from varlake.io.storage import LocalStorage
 from varlake.spark import ingest_stream, write_stream
-from varlake.spark import stream as stream_module
-from varlake.spark.ingest import IngestOptions, quarantine_path_for
-from varlake.spark.stream import STREAM_ID_FILE, stream_id
+from varlake.spark.writing import stream as stream_module
+from varlake.spark.writing.ingest import IngestOptions, quarantine_path_for
+from varlake.spark.writing.stream import STREAM_ID_FILE, stream_id
 
 pytestmark = pytest.mark.spark
 

@@ -1,4 +1,4 @@
-"""DELETE and UPDATE (``Table.delete``/``Table.update``, ``varlake.write.row_changes``) and
+"""DELETE and UPDATE (``Table.delete``/``Table.update``, ``varlake.write.changes.rows``) and
 deletion-vector writing (``varlake.delta.deletion_vector_write``).
 
 Oracles: ``pyroaring`` decodes every DV varlake writes independently of varlake's reader
@@ -41,7 +41,7 @@ from varlake.errors import (
 )
 from varlake.io.storage import LocalStorage
 from varlake.variant import Variant
-from varlake.write import row_changes
+from varlake.write.changes import rows as row_changes
 
 DV_ON = {"delta.enableDeletionVectors": "true"}
 DV_OFF = {"delta.enableDeletionVectors": "false"}

@@ -21,7 +21,7 @@ from varlake import Table, parse_json
 from varlake.cli import app
 from varlake.errors import TableError
 from varlake.write import ENABLE_SHREDDING, SHREDDING_PROPERTY
-from varlake.write.doctor import DoctorReport, path_text, sample_rows
+from varlake.write.diagnostics.doctor import DoctorReport, path_text, sample_rows
 
 
 def _table(root: Path, *, shredding: bool = True, ddl: str | None = None) -> Table:
@@ -310,7 +310,7 @@ def test_shares_match_duckdb(tmp_path: Path) -> None:
 
 
 def test_optimize_section_is_the_optimize_plan_and_clears_after_optimize(tmp_path: Path) -> None:
-    from varlake.write.optimize import plan_optimize
+    from varlake.write.maintenance.optimize import plan_optimize
 
     t = _table(tmp_path / "t")
     _set_properties(t, **{ENABLE_SHREDDING: "false"})
@@ -588,7 +588,7 @@ def test_defaults_agree() -> None:
     import inspect
 
     from varlake.cli import doctor as doctor_command
-    from varlake.write.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
+    from varlake.write.diagnostics.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
 
     table = inspect.signature(Table.doctor).parameters
     assert (table["sample"].default, table["empty_threshold"].default) == (DEFAULT_SAMPLE, DEFAULT_EMPTY_THRESHOLD)

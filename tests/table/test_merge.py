@@ -1,4 +1,4 @@
-"""MERGE (``Table.merge``, ``varlake.write.merge``): Delta's clause semantics checked against
+"""MERGE (``Table.merge``, ``varlake.write.changes.merge``): Delta's clause semantics checked against
 a plain Python model of the same clauses, with and without deletion vectors, partitioned or
 not, Variant columns included; plus the errors Delta raises."""
 
@@ -262,7 +262,7 @@ def test_random_merges_match_the_model(tmp_path_factory: pytest.TempPathFactory,
 )
 def test_merge_conflict_matrix(tmp_path: Path, winner: str, isolation: str, error: str | None) -> None:
     from varlake import errors
-    from varlake.write.row_changes import commit_change
+    from varlake.write.changes.rows import commit_change
 
     table = make(tmp_path / "t", base_rows(8), {**DV_ON, "delta.isolationLevel": isolation}, files=1)
     ours = table.merge([{"id": 1, "name": "ours"}, {"id": 50, "name": "new"}], on="t.id = s.id")
@@ -289,7 +289,7 @@ def test_merge_conflict_matrix(tmp_path: Path, winner: str, isolation: str, erro
 
 
 def test_insert_only_merges_do_not_conflict_with_each_other_at_write_serializable(tmp_path: Path) -> None:
-    from varlake.write.row_changes import commit_change
+    from varlake.write.changes.rows import commit_change
 
     table = make(tmp_path / "t", base_rows(4), DV_ON, files=1)
     first = table.merge([{"id": 10}], on="t.id = s.id").when_not_matched_insert({"id": "s.id"}).stage()

@@ -1,4 +1,4 @@
-"""OPTIMIZE on the Python path (``Table.optimize``, ``varlake.write.optimize``): layouts made
+"""OPTIMIZE on the Python path (``Table.optimize``, ``varlake.write.maintenance.optimize``): layouts made
 one, deletion vectors purged, small files bin-packed, partitions chosen by ``where``, the
 commit's shape and its conflicts, and the layout-drift facts it acts on.
 
@@ -24,9 +24,9 @@ from varlake.errors import (
     OptimizeError,
 )
 from varlake.shred.schema import ShreddingSchema
-from varlake.write import optimize as opt
-from varlake.write import row_changes
-from varlake.write.layout_drift import layout_status
+from varlake.write.maintenance import optimize as opt
+from varlake.write.changes import rows as row_changes
+from varlake.write.maintenance.layout_drift import layout_status
 
 
 def _file_ddls(table: Table) -> set[str | None]:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from optimize_tables import logical_rows, mixed_table
 from varlake import Table
 from varlake.cli import app
-from varlake.write.clustering import stored_keys
+from varlake.write.maintenance.clustering import stored_keys
 
 runner = CliRunner()
 

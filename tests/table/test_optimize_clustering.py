@@ -1,5 +1,5 @@
 """Clustering by columns and Variant paths (``Table.optimize(cluster_by=...)``,
-``varlake.write.clustering``): rows ordered by a Z-order curve so per-path statistics skip
+``varlake.write.maintenance.clustering``): rows ordered by a Z-order curve so per-path statistics skip
 files; the keys persist as the ``varlake.clustering`` domain (with the ``domainMetadata``
 writer feature) and later ``optimize()`` calls use them; bad keys are named errors.
 
@@ -21,8 +21,8 @@ from varlake.delta import constants as C
 from varlake.delta.actions import DomainMetadata, Protocol
 from varlake.delta.protocol import with_writer_features
 from varlake.errors import ClusteringKeyError, InvalidCommitError
-from varlake.write.optimize import plan_optimize
-from varlake.write.clustering import CLUSTERED_TAG, CLUSTERING_DOMAIN, parse_keys, stored_keys, zorder_indices
+from varlake.write.maintenance.optimize import plan_optimize
+from varlake.write.maintenance.clustering import CLUSTERED_TAG, CLUSTERING_DOMAIN, parse_keys, stored_keys, zorder_indices
 
 _PROPS = {"delta.enableVariantShredding": "true"}
 
@@ -161,7 +161,7 @@ def test_clustering_a_shredded_table_keeps_partitions_apart(tmp_path: Path) -> N
 @pytest.mark.parametrize("isolation", ["WriteSerializable", "Serializable"])
 def test_a_concurrent_append_survives_the_first_clustering(tmp_path: Path, isolation: str) -> None:
     """Storing the keys upgrades the protocol (``domainMetadata``); the commit is rebased."""
-    from varlake.write import optimize as opt
+    from varlake.write.maintenance import optimize as opt
 
     t = Table.create(tmp_path / "t", "id bigint, v variant", properties={**_PROPS, "delta.isolationLevel": isolation})
     _events(t, 3, 20)
@@ -175,7 +175,7 @@ def test_a_concurrent_append_survives_the_first_clustering(tmp_path: Path, isola
 
 def test_a_concurrent_delete_still_fails_the_first_clustering(tmp_path: Path) -> None:
     from varlake.errors import ConcurrentDeleteDeleteError
-    from varlake.write import optimize as opt
+    from varlake.write.maintenance import optimize as opt
 
     t = Table.create(tmp_path / "t", "id bigint, v variant", properties=_PROPS)
     _events(t, 3, 20)

@@ -1,4 +1,4 @@
-"""OPTIMIZE's content check (``varlake.write.content_check``): a rewrite corrupted on purpose --
+"""OPTIMIZE's content check (``varlake.write.maintenance.content_check``): a rewrite corrupted on purpose --
 a shredded value turned into NULL inside the shredder, a row dropped, a value changed --
 aborts with ``ContentCheckError`` before anything is committed; logically equal rows with
 other bytes (another shredding layout, another Variant encoding) pass.
@@ -22,7 +22,7 @@ from optimize_tables import logical_rows, mixed_table, null_first_typed
 from varlake import Table
 from varlake.errors import ContentCheckError
 from varlake.variant import Variant, parse_json
-from varlake.write.content_check import check_same_rows, logical_hashes, row_hashes
+from varlake.write.maintenance.content_check import check_same_rows, logical_hashes, row_hashes
 
 
 def _v(value: object) -> dict[str, bytes]:
@@ -141,7 +141,7 @@ def test_the_multiset_difference_of_hashes_is_exact(left: list[tuple[int, int]],
     """``_differences`` (two radix sorts and run counts) against ``collections.Counter``."""
     from collections import Counter
 
-    from varlake.write.content_check import _differences
+    from varlake.write.maintenance.content_check import _differences
 
     def pairs(items: list[tuple[int, int]]) -> np.ndarray:
         out = np.empty(len(items), dtype=[("a", np.uint64), ("b", np.uint64)])

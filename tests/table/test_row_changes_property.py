@@ -22,7 +22,7 @@ from varlake import Table
 from varlake.delta.deletion_vectors import DeletionVector
 from varlake.variant import Variant
 from varlake.variant.z85 import z85_decode
-from varlake.write.set_exprs import variant_patch_functions
+from varlake.write.changes.set_exprs import variant_patch_functions
 
 PATCH = "variant_set" in variant_patch_functions()
 

@@ -25,7 +25,7 @@ from varlake.delta import constants as C
 from varlake.delta.actions import Metadata, Protocol
 from varlake.delta.protocol import check_writable
 from varlake.errors import CommitConflictError
-from varlake.write.commit import commit_write
+from varlake.write.staging.commit import commit_write
 
 DV_FIELDS = ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality", "maxRowIndex")
 

@@ -1,4 +1,4 @@
-"""varlake.write.commit: the one commit path -- modes, txn idempotency, blind-append
+"""varlake.write.staging.commit: the one commit path -- modes, txn idempotency, blind-append
 rebase, named conflicts, and the table left as it was when a write loses."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 
 from varlake.errors import ConstraintViolationError
 from varlake.table import Table
-from varlake.write.constraints import shown_value
+from varlake.write.staging.constraints import shown_value
 
 from constraint_tables import add_constraints
 

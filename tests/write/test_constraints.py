@@ -10,7 +10,7 @@ import pytest
 
 from varlake.errors import ConstraintViolationError, UnsupportedFeatureError
 from varlake.table import Table
-from varlake.write.constraints import table_constraints
+from varlake.write.staging.constraints import table_constraints
 
 from constraint_tables import add_constraints as _redefine, files_under as _files
 

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from varlake.variant import Variant
-from varlake.write.content_check import MultisetDigest, multiset_digest
+from varlake.write.maintenance.content_check import MultisetDigest, multiset_digest
 
 _VARIANT = pa.struct([pa.field("metadata", pa.binary(), False), pa.field("value", pa.binary())])
 
@@ -105,7 +105,7 @@ def test_the_digest_is_the_same_in_another_process() -> None:
         "import json, sys\n"
         "sys.path.insert(0, sys.argv[1])\n"
         "from test_content_digest import _table\n"
-        "from varlake.write.content_check import multiset_digest\n"
+        "from varlake.write.maintenance.content_check import multiset_digest\n"
         "rows = [(i, 'xy'[i % 2], {'a': i, 'b': [i, str(i)]}) for i in range(50)]\n"
         "print(json.dumps(multiset_digest(_table(rows)).as_tuple()))\n"
     )

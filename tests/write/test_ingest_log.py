@@ -1,4 +1,4 @@
-"""The incremental ingest's record (``varlake.write.ingest_log``) in segments: each batch
+"""The incremental ingest's record (``varlake.write.staging.ingest_log``) in segments: each batch
 commits an index plus the segment of its own files, so a commit's record bytes do not grow
 with the files taken before; reading joins the segments exactly; records of the first
 format (the whole record in one domain) are still read and move into a segment once.
@@ -19,7 +19,7 @@ from varlake.delta.table_log import DeltaLog
 from varlake.errors import CorruptLogError
 from varlake.io.storage import LocalStorage
 from varlake.write import PendingWrite, commit_write
-from varlake.write.ingest_log import IngestRecord, SourceFile, ingest_app_id, plan
+from varlake.write.staging.ingest_log import IngestRecord, SourceFile, ingest_app_id, plan
 
 SOURCES = ["/data/in"]
 

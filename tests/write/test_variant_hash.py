@@ -1,4 +1,4 @@
-"""Logical hashes of Variant columns (``varlake.write.variant_hash``): equal exactly when the
+"""Logical hashes of Variant columns (``varlake.write.maintenance.variant_hash``): equal exactly when the
 values are logically equal (``Variant.canonical``), whatever the batch, the layout the
 column is shredded into, the field order, the dictionary or the encoding widths.
 
@@ -24,7 +24,7 @@ from varlake.shred.shred import shred
 from varlake.shred.unshred import unshred_variant
 from varlake.variant import Variant, parse_json
 from varlake.variant.temporal import Float32
-from varlake.write.variant_hash import variant_hashes
+from varlake.write.maintenance.variant_hash import variant_hashes
 from variant_columns import VARIANT_STRUCT, variant_column
 
 KEYS = ["a", "b", "c", "é", "z", "日本"]

@@ -5,7 +5,7 @@ feature implemented too (PROTOCOL.md "Table Features"). Some writer features are
 harmless until *active* (e.g. ``generatedColumns`` with no column carrying a
 generation expression): varlake allows writes to such tables and refuses them once
 the feature is active, naming it. CHECK constraints and invariants are honoured:
-writers check every row (``varlake.write.constraints``). Column-mapped tables are
+writers check every row (``varlake.write.staging.constraints``). Column-mapped tables are
 written (``delta.column_mapping``).
 
 ``required_protocol`` is the one place a new (or changed) table's protocol is decided:
@@ -88,7 +88,7 @@ WRITER_ONLY = frozenset(
 #: keyed by physical names (``delta.column_mapping``).
 WRITER_SUPPORTED = READER_SUPPORTED | frozenset(
     {C.APPEND_ONLY, C.CHANGE_DATA_FEED, C.DOMAIN_METADATA_FEATURE, C.IN_COMMIT_TIMESTAMP}
-) | {C.INVARIANTS, C.CHECK_CONSTRAINTS}  # every written row is checked (varlake.write.constraints)
+) | {C.INVARIANTS, C.CHECK_CONSTRAINTS}  # every written row is checked (varlake.write.staging.constraints)
 
 
 def legacy_writer_features(writer_version: int) -> frozenset[str]:

@@ -23,7 +23,7 @@ from varlake.delta.schema import (
 )
 from varlake.errors import SchemaParseError, ShreddingSchemaError
 from varlake.semantics.types import DELTA_NAMES, SparkType, parse_ddl
-from varlake.write.conform import fits_nullability, same_shape as same_type  # the rules live in varlake.write
+from varlake.write.staging.conform import fits_nullability, same_shape as same_type  # the rules live in varlake.write
 
 
 def to_delta_schema(spark_schema: Any) -> StructType:

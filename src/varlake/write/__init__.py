@@ -1,16 +1,21 @@
-"""Writing tables, for every engine: the shredding policy (``shredding``), data files ->
-``add`` actions (``files``), checks on what a write declares (``conform``), the rows'
-constraints (``constraints``) and the one commit path (``commit``). Engines only produce
-Parquet files and hand them over.
+"""Writing tables, for every engine, in sub-packages by job:
+
+- ``staging``: the one write path -- the shredding policy (``shredding``), data files ->
+  ``add`` actions (``files``), checks on what a write declares (``conform``), the rows'
+  constraints (``constraints``), the commit of staged files (``commit``) and the ingest's
+  bookkeeping (``ingest_log``). Engines only produce Parquet files and hand them over;
+- ``changes``: DELETE and UPDATE (``rows``), MERGE (``merge``), SET expressions;
+- ``maintenance``: OPTIMIZE, clustering, the content check of a rewrite, layout drift;
+- ``diagnostics``: the shredding doctor's report.
 
 Partition values (names, text, directories) live in ``varlake.semantics.partition_values``.
 """
 
-from varlake.write.commit import MODES, Committed, PendingWrite, commit_actions, commit_write
-from varlake.write.constraints import Constraint, check_arrow, table_constraints
-from varlake.write.conform import check_partition_columns, fits_nullability, partition_types, same_shape
-from varlake.write.files import add_action, file_facts, new_data_file, num_indexed_cols
-from varlake.write.shredding import (
+from varlake.write.staging.commit import MODES, Committed, PendingWrite, commit_actions, commit_write
+from varlake.write.staging.constraints import Constraint, check_arrow, table_constraints
+from varlake.write.staging.conform import check_partition_columns, fits_nullability, partition_types, same_shape
+from varlake.write.staging.files import add_action, file_facts, new_data_file, num_indexed_cols
+from varlake.write.staging.shredding import (
     ENABLE_SHREDDING,
     SAMPLE_ROWS,
     SHREDDING_PROPERTY,

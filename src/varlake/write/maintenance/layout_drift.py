@@ -34,7 +34,7 @@ from varlake.errors import ShreddingError, ShreddingSchemaError
 from varlake.io.storage import Storage
 from varlake.read.layout import FileLayout, file_layout
 from varlake.shred.schema import ShreddingSchema
-from varlake.write.shredding import plan_shredding, variant_columns
+from varlake.write.staging.shredding import plan_shredding, variant_columns
 
 __all__ = [
     "DRIFT_KINDS",

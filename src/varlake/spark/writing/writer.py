@@ -9,7 +9,7 @@ A write has two phases, ``stage_write`` and ``commit_write`` (``write`` runs bot
    partitioned). The driver then reads each new file's footer for its Delta stats
    (``delta.stats``; on the executors, through an RDD over the file list, when there
    are more than ``EXECUTOR_STATS_THRESHOLD`` files) and builds the ``add`` actions
-   (``varlake.write.files``; partition values from Spark's directory names through
+   (``varlake.write.staging.files``; partition values from Spark's directory names through
    ``varlake.semantics.partition_values``, timestamps moved from the session zone to UTC).
 2. *Commit.* ``varlake.write.commit_write`` -- the commit path ``Table`` uses too --
    creates the table if it is new and commits ONE version holding the ``add``s and, when
@@ -90,7 +90,7 @@ from varlake.errors import ConstraintViolationError, TableError, TableExistsErro
 from varlake.io.storage import LocalStorage, Storage
 from varlake.semantics import partition_values
 from varlake.semantics.types import backquote
-from varlake.spark.session import PARQUET_WRITE_OPTIONS, spark_conf, spark_error_summary
+from varlake.spark.session.local import PARQUET_WRITE_OPTIONS, spark_conf, spark_error_summary
 from varlake.spark.types import nullable_schema, shredded_struct_json, to_delta_schema, to_spark_type
 from varlake.variant import Variant
 from varlake.write import (
@@ -111,7 +111,7 @@ from varlake.write import (
     variant_columns,
 )
 from varlake.write import commit_write as commit_pending
-from varlake.write.constraints import Constraint, constraint_columns, table_constraints, violation_message
+from varlake.write.staging.constraints import Constraint, constraint_columns, table_constraints, violation_message
 
 __all__ = [
     "EXECUTOR_STATS_THRESHOLD",
@@ -311,7 +311,7 @@ def _check_binary_partitions(df: Any, types: Mapping[str, str]) -> Any:
     return df.select(*columns)
 
 
-# --- constraints (the rule: varlake.write.constraints) --------------------------------------------------
+# --- constraints (the rule: varlake.write.staging.constraints) --------------------------------------------------
 
 _MARK, _END = "<<varlake-constraint:", ":varlake-constraint>>"
 _VIOLATION = re.compile(re.escape(_MARK) + "(.*?)" + re.escape(_END), re.S)

@@ -55,7 +55,7 @@ from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.errors import CorruptLogError, DataFileMissingError, TableNotFoundError
 from varlake.io.storage import LocalStorage
-from varlake.write.commit import PendingWrite, commit_write
+from varlake.write.staging.commit import PendingWrite, commit_write
 
 __all__ = [
     "DOMAIN_PREFIX",

@@ -50,7 +50,7 @@ from varlake.errors import ExpressionError, InvalidTablePropertyError, MetadataC
 from varlake.expr import Predicate, referenced_columns
 from varlake.read import ScanPlan, ScanTask, plan_scan, read_tasks
 from varlake.read.planner import bind_filter
-from varlake.write.clustering import (
+from varlake.write.maintenance.clustering import (
     ClusterKey,
     clustered_by,
     clustering_actions,
@@ -61,9 +61,9 @@ from varlake.write.clustering import (
     tag_map,
     zorder_indices,
 )
-from varlake.write.content_check import check_same_rows
-from varlake.write.layout_drift import FileLayoutStatus, layout_status
-from varlake.write.shredding import ENABLE_SHREDDING, SHREDDING_PROPERTY
+from varlake.write.maintenance.content_check import check_same_rows
+from varlake.write.maintenance.layout_drift import FileLayoutStatus, layout_status
+from varlake.write.staging.shredding import ENABLE_SHREDDING, SHREDDING_PROPERTY
 
 __all__ = [
     "PYTHON_TARGET_FILE_SIZE",

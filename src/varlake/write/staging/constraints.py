@@ -8,7 +8,7 @@ columns (non-nullable fields, through structs but not into arrays or maps). Delt
 and a NOT NULL column holding NULL (a NULL parent struct counts). Both writers use
 this module: ``Table.stage`` evaluates on the Arrow table before any file is written
 (:func:`check_arrow`); the Spark writer folds the same SQL into its job
-(``varlake.spark.writer``). A violation raises ``ConstraintViolationError`` with
+(``varlake.spark.writing.writer``). A violation raises ``ConstraintViolationError`` with
 Delta's message, each value shown as Spark's ``CAST(value AS STRING)`` (as the Spark
 writer shows it); a row on which the SQL fails as Spark's ANSI evaluation fails (division
 by zero, overflow) raises ``ExpressionEvaluationError``; an expression varlake cannot

@@ -96,10 +96,10 @@ from varlake.shred.layout import ArrayLayout, ObjectLayout, PrimitiveLayout, Val
 from varlake.shred.schema import ShreddingSchema, type_ddl
 from varlake.shred.unshred import unshred_variant
 from varlake.variant.path import escape_name
-from varlake.write.layout_drift import FileLayoutStatus, layout_status
-from varlake.write.layout_savings import LayoutSavings, estimate_layout_savings
-from varlake.write.optimize import plan_optimize
-from varlake.write.shredding import ENABLE_SHREDDING, SAMPLE_ROWS, SHREDDING_PROPERTY, stable_widths, stored_schemas, variant_columns
+from varlake.write.maintenance.layout_drift import FileLayoutStatus, layout_status
+from varlake.write.maintenance.layout_savings import LayoutSavings, estimate_layout_savings
+from varlake.write.maintenance.optimize import plan_optimize
+from varlake.write.staging.shredding import ENABLE_SHREDDING, SAMPLE_ROWS, SHREDDING_PROPERTY, stable_widths, stored_schemas, variant_columns
 
 __all__ = [
     "DEFAULT_EMPTY_THRESHOLD",

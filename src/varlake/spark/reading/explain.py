@@ -16,9 +16,9 @@ from typing import Any
 
 from varlake.errors import TableError
 from varlake.read import PutBack
-from varlake.spark.planner import FileGroup, TablePlan, read_use
-from varlake.spark.reader import PreparedQuery, TableSource, all_shredded, prepare, read_query
-from varlake.spark.session import is_classic
+from varlake.spark.reading.planner import FileGroup, TablePlan, read_use
+from varlake.spark.reading.reader import PreparedQuery, TableSource, all_shredded, prepare, read_query
+from varlake.spark.session.local import is_classic
 
 __all__ = ["Explanation", "executed_scans", "explain"]
 

@@ -36,8 +36,8 @@ from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import CommitResult
 from varlake.errors import CommitConflictError, ShreddingConflictError, TableError, TableExistsError
-from varlake.write.conform import same_shape
-from varlake.write.shredding import ENABLE_SHREDDING, SHREDDING_PROPERTY, stored_schemas
+from varlake.write.staging.conform import same_shape
+from varlake.write.staging.shredding import ENABLE_SHREDDING, SHREDDING_PROPERTY, stored_schemas
 
 __all__ = ["MAX_REBASES", "MODES", "Committed", "PendingWrite", "commit_actions", "commit_write"]
 

@@ -53,14 +53,14 @@ from varlake.errors import (
 from varlake.expr import bind, parse_predicate
 from varlake.expr.types import TypeFamily, family_of
 from varlake.semantics.types import backquote
-from varlake.spark.row_ids import FILE_COLUMN, ROW_COLUMN, TargetFrame, file_rows, plan_candidates, target_frame
-from varlake.spark.session import spark_error_summary
-from varlake.spark.sql import SparkSQL, substitute, view_name
+from varlake.spark.changes.row_ids import FILE_COLUMN, ROW_COLUMN, TargetFrame, file_rows, plan_candidates, target_frame
+from varlake.spark.session.local import spark_error_summary
+from varlake.spark.reading.sql import SparkSQL, substitute, view_name
 from varlake.spark.types import to_delta_schema, to_spark_type
 from varlake.table import Table
-from varlake.write import merge as _merge
-from varlake.write.merge import MAX_IN_LIST, MergeBuilder as _PythonMergeBuilder, MergeClause
-from varlake.write.row_changes import RETRYABLE, FileChanges, RowChangeResult, check_changeable, commit_change
+from varlake.write.changes import merge as _merge
+from varlake.write.changes.merge import MAX_IN_LIST, MergeBuilder as _PythonMergeBuilder, MergeClause
+from varlake.write.changes.rows import RETRYABLE, FileChanges, RowChangeResult, check_changeable, commit_change
 
 __all__ = ["SparkMergeBuilder", "delete", "merge", "sql", "update"]
 
@@ -119,7 +119,7 @@ def _finish(
 ) -> RowChangeResult:
     """Retire ``retired`` (Spark file name -> row indexes), let Spark write ``new_rows`` and
     the rows kept by copy-on-write rewrites in one job, commit once (``write.row_changes``)."""
-    from varlake.spark.writer import stage_write
+    from varlake.spark.writing.writer import stage_write
 
     table = target.table
     changes = FileChanges(table, target.snapshot)
@@ -475,7 +475,7 @@ def _assignments(items: Sequence[Any], what: str) -> dict[str, str] | None:
 
 def _source_frame(spark: Any, node: Any, views: Mapping[str, str], tables: Mapping[str, Any]) -> tuple[Any, str | None]:
     """A MERGE's ``USING``: a varlake table placeholder, a Spark table or view, or a subquery."""
-    from varlake.spark.reader import read, sql as read_sql
+    from varlake.spark.reading.reader import read, sql as read_sql
 
     alias = node.alias or None
     if isinstance(node, exp.Table) and not node.db and node.name in views:
@@ -563,7 +563,7 @@ def sql(spark: Any, query: str, /, *, versions: Mapping[str, int] | None = None,
     INTO {t} ...`` (run with Spark, one commit), which return a one-row DataFrame of counts
     (``num_affected_rows``; MERGE also ``num_updated_rows``, ``num_deleted_rows``,
     ``num_inserted_rows``)."""
-    from varlake.spark.reader import sql as read_sql
+    from varlake.spark.reading.reader import sql as read_sql
 
     if isinstance(query, str) and _DML.match(query):
         if versions:

@@ -35,12 +35,12 @@ from varlake.delta.actions import AddFile
 from varlake.errors import OptimizeError, TableError, VarlakeError
 from varlake.read import ScanPlan
 from varlake.semantics.types import backquote
-from varlake.spark.content_digest import RewriteSides, check_rewrite
-from varlake.spark.row_ids import FILE_COLUMN, ROW_COLUMN, target_frame
-from varlake.spark.session import spark_error_summary
-from varlake.spark.zorder import zordered
+from varlake.spark.changes.content_digest import RewriteSides, check_rewrite
+from varlake.spark.changes.row_ids import FILE_COLUMN, ROW_COLUMN, target_frame
+from varlake.spark.session.local import spark_error_summary
+from varlake.spark.changes.zorder import zordered
 from varlake.table import Table
-from varlake.write.optimize import (
+from varlake.write.maintenance.optimize import (
     SPARK_TARGET_FILE_SIZE,
     OptimizeBin,
     OptimizePlan,
@@ -113,7 +113,7 @@ def optimize(
     dry_run: bool = False,
 ) -> OptimizeResult:
     """OPTIMIZE the table at ``path`` with Spark (see the module doc); an ``OptimizeResult``."""
-    from varlake.spark.writer import stage_write
+    from varlake.spark.writing.writer import stage_write
 
     started = time.perf_counter()
     table = path if isinstance(path, Table) else Table(os.fspath(path))

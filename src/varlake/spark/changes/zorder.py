@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from varlake.expr.tree import Column, VariantGet
 from varlake.semantics.types import backquote
-from varlake.write.clustering import ClusterKey
+from varlake.write.maintenance.clustering import ClusterKey
 
 __all__ = ["SAMPLE_ROWS", "key_sql", "z_values", "zordered"]
 

@@ -31,10 +31,10 @@ from varlake.delta.column_mapping import column_mapping
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import ContentCheckError, TableError
 from varlake.read import ScanPlan, read_tasks
-from varlake.spark.session import spark_error_summary
+from varlake.spark.session.local import spark_error_summary
 from varlake.table import Table
-from varlake.write.content_check import MultisetDigest, logical_hashes, multiset_digest, row_text
-from varlake.write.optimize import tasks_for
+from varlake.write.maintenance.content_check import MultisetDigest, logical_hashes, multiset_digest, row_text
+from varlake.write.maintenance.optimize import tasks_for
 
 __all__ = ["RewriteSides", "check_rewrite", "files_digests"]
 

@@ -120,7 +120,7 @@ def open_classic(master: str, conf: Mapping[str, str], start: Any) -> Any:
 def open_connect(remote: str, conf: Mapping[str, str]) -> Any:
     """A Spark Connect session on ``remote`` (``sc://HOST:PORT``) after checking the server is
     reachable; ``conf`` holds session confs to set on it."""
-    from varlake.spark.session import connect_session
+    from varlake.spark.session.local import connect_session
 
     if not remote.startswith("sc://"):
         raise SparkUnavailableError(f"--remote needs a Spark Connect URL sc://HOST:PORT, got {remote!r}")

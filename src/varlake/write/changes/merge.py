@@ -73,7 +73,7 @@ from varlake.expr.types import TypeFamily, family_of
 from varlake.read import plan_scan, schema_types
 from varlake.read.row_matches import RowMatcher, added_file_matcher
 from varlake.delta.transaction import ReadSet
-from varlake.write.row_changes import (
+from varlake.write.changes.rows import (
     RETRYABLE,
     ChangeTarget,
     RowChangeResult,
@@ -81,7 +81,7 @@ from varlake.write.row_changes import (
     commit_change,
     stage_retirements,
 )
-from varlake.write.set_exprs import CompiledSet, compile_set
+from varlake.write.changes.set_exprs import CompiledSet, compile_set
 
 __all__ = ["MergeBuilder", "MergeClause", "MergeScope", "cardinality_ok", "equi_keys", "skipping_filter", "stage_merge"]
 

@@ -53,11 +53,11 @@ from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, St
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import TableError
 from varlake.semantics.types import backquote
-from varlake.spark.deleted_rows import DeletedRows, keep_sql
+from varlake.spark.reading.deleted_rows import DeletedRows, keep_sql
 from varlake.spark.types import holds_variant
 from varlake.spark.uris import local_path, spark_file_name
-from varlake.spark.leaf_casts import cast_sql, elements_sql, failure_sql
-from varlake.spark.planner import (
+from varlake.spark.reading.leaf_casts import cast_sql, elements_sql, failure_sql
+from varlake.spark.reading.planner import (
     ISNULL,
     FileGroup,
     PathUse,
@@ -75,9 +75,9 @@ from varlake.spark.planner import (
     target_type,
     usable_conjuncts,
 )
-from varlake.spark.quiet import handled_errors_unlogged
-from varlake.spark.session import PARQUET_READ_OPTIONS, is_classic
-from varlake.spark.sql import (
+from varlake.spark.session.quiet import handled_errors_unlogged
+from varlake.spark.session.local import PARQUET_READ_OPTIONS, is_classic
+from varlake.spark.reading.sql import (
     FLAG_COLUMN,
     QueryAnalysis,
     analyze,
@@ -94,7 +94,7 @@ from varlake.spark.sql import (
     substitute,
 )
 from varlake.spark.types import to_spark_schema, to_spark_type
-from varlake.spark.verdict import Verdict
+from varlake.spark.reading.verdict import Verdict
 from varlake.table import Table
 
 __all__ = [
@@ -151,7 +151,7 @@ def prepare(
 ) -> PreparedQuery:
     """Analyse the query, plan every table (skipping, read paths), rewrite the SQL.
 
-    Spark has the first word on the text (``varlake.spark.verdict``): its parser reads it
+    Spark has the first word on the text (``varlake.spark.reading.verdict``): its parser reads it
     (placeholders replaced by view names) before anything else; a text Spark cannot parse
     raises Spark's own ``ParseException``, and sqlglot's analysis is used only if Spark
     reads sqlglot's regeneration of it as the same query -- otherwise the query runs as

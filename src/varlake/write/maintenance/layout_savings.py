@@ -32,8 +32,8 @@ from varlake.errors import VarlakeError
 from varlake.io.parquet_write import DEFAULT_ROW_GROUP_BYTES, physical_table, rows_per_group
 from varlake.shred.schema import ShreddingSchema
 from varlake.shred.variant_columns import without_variant_extension
-from varlake.write.layout_drift import FileLayoutStatus
-from varlake.write.optimize import read_files
+from varlake.write.maintenance.layout_drift import FileLayoutStatus
+from varlake.write.maintenance.optimize import read_files
 
 __all__ = ["MAX_FILES", "SAMPLE_ROWS", "LayoutSavings", "estimate_layout_savings"]
 

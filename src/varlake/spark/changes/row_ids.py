@@ -1,5 +1,5 @@
 """A table's candidate files read by Spark with each row's file and index: the target side
-of Spark's DELETE, UPDATE and MERGE (``varlake.spark.dml``).
+of Spark's DELETE, UPDATE and MERGE (``varlake.spark.changes.dml``).
 
 ``target_frame`` reads the planned files (``read.plan_scan``: the same sound skipping as a
 scan) with the table's schema -- Variant columns as Spark ``VariantType``, so Spark's own
@@ -34,9 +34,9 @@ from varlake.errors import TableError, UnsupportedFeatureError, VarlakeError
 from varlake.read import ScanPlan, ScanTask, plan_scan
 from varlake.read.row_matches import FileRows
 from varlake.semantics.types import backquote
-from varlake.spark.deleted_rows import keep_sql
-from varlake.spark.session import PARQUET_READ_OPTIONS
-from varlake.spark.reader import ID_NAME, mapped_reads, spark_type_sql, deleted_rows_by_name, partition_sql, variants_masked
+from varlake.spark.reading.deleted_rows import keep_sql
+from varlake.spark.session.local import PARQUET_READ_OPTIONS
+from varlake.spark.reading.reader import ID_NAME, mapped_reads, spark_type_sql, deleted_rows_by_name, partition_sql, variants_masked
 from varlake.spark.types import to_spark_schema
 from varlake.table import Table
 

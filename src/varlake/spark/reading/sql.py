@@ -35,7 +35,7 @@ Queries sqlglot cannot parse, or that hold no rewritable site, run as written (o
 placeholders are replaced), so results never depend on sqlglot understanding the query.
 And since sqlglot parses more leniently than Spark, nothing it derived is used unless
 Spark reads its regeneration of the tree (``regenerate``) as the same query as the
-user's text (``varlake.spark.verdict``); otherwise the query runs as written too
+user's text (``varlake.spark.reading.verdict``); otherwise the query runs as written too
 (``as_written``).
 """
 
@@ -61,9 +61,9 @@ from varlake.errors import ExpressionError, InvalidPathError, TableError
 from varlake.expr import Predicate, normalize_type, parse_predicate
 from varlake.semantics.types import backquote
 from varlake.semantics.datetime_text import string_to_date
-from varlake.spark.element_fields import ElementFields, FieldAccess, element_fields, primitive_struct
-from varlake.spark.leaf_casts import cast_sql, iso_date_text_sql, raise_sql, type_sql
-from varlake.spark.planner import (
+from varlake.spark.reading.element_fields import ElementFields, FieldAccess, element_fields, primitive_struct
+from varlake.spark.reading.leaf_casts import cast_sql, iso_date_text_sql, raise_sql, type_sql
+from varlake.spark.reading.planner import (
     ISNULL, ElementShape, PathUse, elements_of, failure_of, is_nested, nested_target, target_type, text_of, variant_columns,
 )
 from varlake.variant.path import VariantPath
@@ -929,7 +929,7 @@ def count_from_log(spark: Any, analysis: QueryAnalysis, plans: Mapping[str, Any]
     """The answer to a ``CountQuery`` from the log (``planner.metadata_count``) as a
     one-row DataFrame with Spark's output names (``BIGINT``, never NULL, as ``count``
     gives), or None to run the query."""
-    from varlake.spark.planner import metadata_count
+    from varlake.spark.reading.planner import metadata_count
 
     query = count_query(analysis)
     if query is None:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from varlake.errors import StreamError, VarlakeError
-from varlake.spark.ingest import (
+from varlake.spark.writing.ingest import (
     DOC_COLUMN,
     IngestError,
     IngestOptions,
@@ -50,7 +50,7 @@ from varlake.spark.ingest import (
     stage_lines,
 )
 from varlake.spark.uris import local_path
-from varlake.spark.writer import commit_write, write
+from varlake.spark.writing.writer import commit_write, write
 from varlake.write import SAMPLE_ROWS
 
 __all__ = ["STREAM_ID_FILE", "TRIGGERS", "ingest_stream", "run_to_end", "stream_id", "write_stream"]

@@ -57,8 +57,8 @@ from varlake.expr.types import decimal_params, is_integral
 from varlake.read import PutBack, ScanPlan, ScanTask, bind_filter, plan_scan
 from varlake.read.layout import LayoutFacts, file_column, leaf_type_name, task_layout, unique_field
 from varlake.shred.layout import ArrayLayout, ObjectLayout, PrimitiveLayout, ValueLayout
-from varlake.spark.element_fields import primitive_struct
-from varlake.spark.leaf_casts import date_text_serves, may_fail, string_leaf_serves
+from varlake.spark.reading.element_fields import primitive_struct
+from varlake.spark.reading.leaf_casts import date_text_serves, may_fail, string_leaf_serves
 from varlake.table import Table
 from varlake.semantics.types import DELTA_NAMES, SparkType, quote_identifier
 from varlake.variant.cast import parse_type

@@ -8,7 +8,7 @@ committed.
 How it runs on Spark -- one pass over the input when every line is good:
 
 1. *Sample.* With ``shredding="auto"`` the driver reads a few thousand lines straight
-   from the files, spread over files and byte ranges (``varlake.spark.sampling``), and
+   from the files, spread over files and byte ranges (``varlake.spark.writing.sampling``), and
    Spark parses them: that sample decides (or evolves) the table's shredding schema
    before anything is written. Sampling with Spark would scan the whole input again.
 2. *Parse and write.* The inputs (files, directories, globs; ``.gz`` and other Hadoop
@@ -39,7 +39,7 @@ How it runs on Spark -- one pass over the input when every line is good:
    each. If anything fails before that, nothing is committed.
 
 *Incremental* (the default): the ingest of the same inputs into the same table is one
-``txn`` appId (``varlake.write.ingest_log``). A run lists the input files, drops those the
+``txn`` appId (``varlake.write.staging.ingest_log``). A run lists the input files, drops those the
 table's record says were taken, and ingests the rest as the next *batch*: the table commit
 holds the rows, ``txn(appId, batch)`` and the updated record (files taken, and the batch's
 staged quarantine files) in ONE version; the quarantine is committed after it with the
@@ -72,11 +72,11 @@ from varlake.errors import (
     VarlakeError,
 )
 from varlake.semantics.types import backquote
-from varlake.spark.sampling import sample_lines, spark_line_reader
+from varlake.spark.writing.sampling import sample_lines, spark_line_reader
 from varlake.spark.uris import local_path
-from varlake.spark.writer import StagedWrite, commit_write, stage_write
+from varlake.spark.writing.writer import StagedWrite, commit_write, stage_write
 from varlake.write import SAMPLE_ROWS
-from varlake.write.ingest_log import IngestRecord, QuarantineBatch, complete_quarantine, ingest_app_id, plan, source_files
+from varlake.write.staging.ingest_log import IngestRecord, QuarantineBatch, complete_quarantine, ingest_app_id, plan, source_files
 
 __all__ = ["IngestError", "IngestResult", "bad_line_reason", "hadoop_path", "ingest_json", "quarantine_path_for", "resolve_inputs"]
 
@@ -249,7 +249,7 @@ def ingest_json(
 
     ``incremental`` (the default): only files this ingest of the same inputs into the same
     table has not taken yet are read, and the files taken are recorded in the table's
-    commit (``varlake.write.ingest_log``), so running it again over a growing directory
+    commit (``varlake.write.staging.ingest_log``), so running it again over a growing directory
     ingests every file exactly once, even after a run was killed. A taken file that changed
     since (other size or mtime) is not ingested again (``IngestResult.changed_files``).
     ``mode="overwrite"`` takes every input file again and records only those.

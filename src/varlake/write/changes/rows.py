@@ -62,8 +62,8 @@ from varlake.expr import Predicate
 from varlake.io.storage import Storage
 from varlake.read import ScanTask, plan_scan, schema_types
 from varlake.read.row_matches import FileRows, RowMatcher, added_file_matcher
-from varlake.write.commit import PendingWrite
-from varlake.write.set_exprs import CompiledSet, compile_set
+from varlake.write.staging.commit import PendingWrite
+from varlake.write.changes.set_exprs import CompiledSet, compile_set
 
 __all__ = [
     "RETRYABLE",
@@ -218,7 +218,7 @@ class FileChanges:
     def retire(self, found: FileRows, retired: np.ndarray, *, write_kept: bool = True) -> None:
         """Retire the live rows of ``found`` where ``retired`` (a boolean mask over its rows) is True.
         ``write_kept=False``: a file rewritten copy-on-write is only removed, its kept rows
-        written by the caller (an engine that writes them itself, ``varlake.spark.dml``)."""
+        written by the caller (an engine that writes them itself, ``varlake.spark.changes.dml``)."""
         retired = retired & found.live
         n = int(retired.sum())
         if not n:

@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 
 from varlake.errors import ContentCheckError, VarlakeError
 from varlake.shred.schema import is_variant_struct
-from varlake.write.variant_hash import variant_hashes
+from varlake.write.maintenance.variant_hash import variant_hashes
 from varlake.variant import Variant
 
 __all__ = ["MultisetDigest", "RowDigest", "check_same_rows", "logical_hashes", "multiset_digest", "row_hashes", "row_text"]

@@ -57,8 +57,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from varlake.spark.quiet import handled_errors_unlogged
-from varlake.spark.session import is_classic
+from varlake.spark.session.quiet import handled_errors_unlogged
+from varlake.spark.session.local import is_classic
 
 __all__ = ["ClassicPlan", "ConnectPlan", "Verdict", "fingerprint", "parse_plan"]
 

@@ -1,0 +1,1 @@
+"""Reading tables with Spark: read plans, SQL analysis and rewrites, explain, export."""

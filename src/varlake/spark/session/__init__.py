@@ -1,0 +1,1 @@
+"""Spark sessions: local and cluster masters, Spark Connect, confs, quiet logs."""

@@ -1,0 +1,1 @@
+"""Writing tables with Spark: DataFrame writes, JSON ingest, streaming micro-batches."""

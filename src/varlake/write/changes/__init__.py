@@ -1,0 +1,1 @@
+"""Row changes for every engine: DELETE, UPDATE (deletion vectors or copy-on-write) and MERGE."""

@@ -1,0 +1,1 @@
+"""Diagnostics: the shredding doctor's report (rendered by the CLI)."""
