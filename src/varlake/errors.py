@@ -251,6 +251,27 @@ class StorageFileNotFoundError(StorageError, FileNotFoundError):
     """A path read from storage does not exist."""
 
 
+class UnsupportedStorageError(StorageError, ValueError):
+    """A table URI whose scheme varlake has no storage for (names the URI); never taken for a local path."""
+
+
+class StorageAccessError(StorageError, PermissionError):
+    """The store refused the credentials or the permission for an operation (names the URI, never the secret)."""
+
+
+class StorageBucketNotFoundError(StorageError):
+    """The bucket or container of a URI does not exist (names the URI)."""
+
+
+class StorageUnreachableError(StorageError, ConnectionError):
+    """The store's endpoint could not be reached within the retry budget (names the URI and endpoint)."""
+
+
+class UnsafeStorageError(StorageError):
+    """The store does not honour put-if-absent (two creates of one key both succeeded), so concurrent
+    commits could overwrite each other; refused unless single-writer mode is chosen explicitly."""
+
+
 class ExpressionError(VarlakeError):
     """A predicate or expression is invalid."""
 
