@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# The MinIO server of the object-storage tests (session-scoped; skipped without the binary).
+from s3_server import s3_server  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 TESTDATA = SHARED / "testdata"

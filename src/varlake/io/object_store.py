@@ -314,7 +314,10 @@ class ObjectStorage(Storage):
         """The object key ``path`` names: a key of this bucket or a URI of it (``s3a://`` alike)."""
         text = path
         if "://" in text:
-            parsed = parse_uri(text)
+            try:
+                parsed = parse_uri(text)
+            except UnsupportedStorageError as exc:
+                raise UnsafePathError(f"{self._uri.location}: cannot use path {path!r} ({exc})") from None
             if parsed.scheme != self._uri.scheme or parsed.bucket != self._uri.bucket:
                 raise UnsafePathError(f"{path}: not in {self._uri.location}; a storage reads and writes its own bucket only")
             return parsed.key
