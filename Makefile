@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo bench bench-quick bench-scaling bench-components clean
+.PHONY: install tools test demo bench bench-quick bench-scaling bench-components clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-test: $(STAMP)
+# The test S3 server (MinIO, built from source with Go) and Spark's S3A connector (from Maven
+# Central), cached in ~/.cache/varlake: the first run takes a few minutes, later ones nothing.
+tools:
+	bash tools/minio.sh
+	bash tools/s3a.sh
+
+test: $(STAMP) tools
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
