@@ -356,3 +356,13 @@ def test_local_paths_stay_local(tmp_path):
     assert isinstance(storage, LocalStorage) and root == str(tmp_path / "t")
     storage, root = storage_for(f"file://{tmp_path}/t")
     assert isinstance(storage, LocalStorage) and root == str(tmp_path / "t")
+
+
+def test_empty_files_are_files_and_empty_markers_are_not(s3_server):
+    storage, root = storage_for(s3_server.uri(), s3_server.options())
+    key = root.split("/", 3)[3]
+    s3_server.client().put_object(s3_server.bucket, f"{key}/_delta_log/empty-dir/", io.BytesIO(b""), 0)
+    storage.write(f"{root}/_delta_log/empty.json", b"")
+    assert [f.name for f in storage.list(f"{root}/_delta_log")] == ["empty.json"]
+    assert [f.name for f in storage.list(f"{root}/_delta_log", start_after="a")] == ["empty.json"]
+    assert [f.path[len(root) + 1 :] for f in storage.walk(root)] == ["_delta_log/empty.json"]

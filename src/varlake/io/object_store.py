@@ -403,10 +403,10 @@ class ObjectStorage(Storage):
             return found
 
         out = []
-        for meta in self._call("list", prefix, fetch):
+        for meta in self._without_markers(self._call("list", prefix, fetch)):
             name = meta["path"][len(lead) :] if meta["path"].startswith(lead) else None
             if not name or "/" in name or name.startswith(TEMP_PREFIX):
-                continue  # deeper keys, S3A directory markers ("dir/"), in-flight temporaries
+                continue  # deeper keys, in-flight temporaries
             if start_after is not None and name <= start_after:
                 continue
             out.append(self._info(meta, f"{base}/{name}"))
@@ -425,12 +425,33 @@ class ObjectStorage(Storage):
             return found
 
         out = []
-        for meta in self._call("list", prefix, fetch):
+        for meta in self._without_markers(self._call("list", prefix, fetch)):
             rel = meta["path"][len(lead) :] if meta["path"].startswith(lead) else None
-            if not rel or (rel.endswith("/") and int(meta["size"]) == 0):
-                continue  # S3A directory markers are not files
+            if not rel:
+                continue
             out.append(self._info(meta, f"{base}/{rel}"))
         out.sort(key=lambda f: f.path)
+        return out
+
+    def _without_markers(self, metas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``metas`` without directory markers: the empty ``dir/`` objects S3A and consoles
+        make, which the client lists as ``dir``. An empty object is a marker when other keys
+        lie below it, or when no object ``dir`` exists without the slash (a HEAD tells)."""
+        if not any(int(m["size"]) == 0 for m in metas):
+            return metas
+        folders = {m["path"].rsplit("/", i)[0] for m in metas for i in range(1, m["path"].count("/") + 1)}
+        out = []
+        for meta in metas:
+            if int(meta["size"]) == 0:
+                if meta["path"] in folders:
+                    continue
+                try:
+                    obstore.head(self._store, meta["path"])
+                except FileNotFoundError:
+                    continue
+                except (obx.BaseError, OSError) as exc:
+                    raise self._error(exc, "stat", meta["path"]) from None
+            out.append(meta)
         return out
 
     def read(self, path: str) -> bytes:
