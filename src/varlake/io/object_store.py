@@ -40,6 +40,7 @@ from __future__ import annotations
 import io
 import os
 import random
+import re
 import threading
 import time
 import uuid
@@ -240,6 +241,20 @@ def _make_store(parsed: TableURI, settings: _Settings, max_retries: int | None =
     raise UnsupportedStorageError(f"{parsed.original or parsed.location}: no object store for scheme {parsed.scheme!r}")
 
 
+def _summary(message: str) -> str:
+    """The client's message without its debug dump, with an S3 XML error body cut to its code
+    and message (``SignatureDoesNotMatch: The request signature ...``)."""
+    text = message.split("\n\nDebug source", 1)[0].strip()
+    xml = text.find("<?xml")
+    if xml < 0:
+        xml = text.find("<Error>")
+    if xml >= 0:
+        code = re.search(r"<Code>(.*?)</Code>", text, re.S)
+        said = re.search(r"<Message>(.*?)</Message>", text, re.S)
+        text = text[:xml].rstrip(" :") + ": " + ": ".join(m.group(1).strip() for m in (code, said) if m)
+    return " ".join(text.split())
+
+
 def _scrub(message: str, secrets: list[str]) -> str:
     for secret in secrets:
         if secret:
@@ -342,7 +357,7 @@ class ObjectStorage(Storage):
     def _error(self, exc: BaseException, action: str, path: str) -> StorageError:
         """The named error for a failed request (names the URI, never a secret)."""
         where = self.location(path) if path else self._uri.location
-        text = _scrub(str(exc).split("\n\nDebug source", 1)[0].strip(), self._settings.secrets)
+        text = _scrub(_summary(str(exc)), self._settings.secrets)
         if isinstance(exc, (FileNotFoundError, getattr(obx, "NotFoundError", FileNotFoundError))):
             if any(word in str(exc) for word in _NO_BUCKET):
                 return StorageBucketNotFoundError(f"{where}: the bucket {self._uri.bucket!r} does not exist ({text})")
