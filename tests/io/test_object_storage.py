@@ -371,7 +371,7 @@ def test_empty_files_are_files_and_empty_markers_are_not(s3_server):
 def test_a_secret_in_a_client_message_is_scrubbed():
     """Should a client's message ever hold a configured secret, the named error does not."""
     secret = "scrub-me-" + uuid.uuid4().hex
-    storage = ObjectStorage.for_uri("s3://bucket/t", {"AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": secret + "tok"})
+    storage = ObjectStorage.for_uri("s3://bucket/t", {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": secret + "tok"})
     err = storage._error(obx.GenericError(f"request failed: key={secret} token={secret}tok"), "read", "t/x")
     assert isinstance(err, StorageError) and "s3://bucket/t/x" in str(err)
     assert secret not in str(err) and "***" in str(err)
