@@ -34,6 +34,17 @@ def minio_binary() -> Path | None:
     return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
 
 
+def require_minio() -> Path:
+    """The MinIO binary; without it the test is skipped, or fails when ``VARLAKE_REQUIRE_S3`` is set."""
+    binary = minio_binary()
+    if binary is None:
+        reason = f"MinIO is not built (no {os.environ.get('VARLAKE_MINIO') or CACHE / 'bin' / 'minio'}): run `make tools` or tools/minio.sh"
+        if os.environ.get("VARLAKE_REQUIRE_S3"):
+            pytest.fail(f"VARLAKE_REQUIRE_S3 is set but {reason}")
+        pytest.skip(reason)
+    return binary
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -110,12 +121,7 @@ def _stop(proc: subprocess.Popen) -> None:
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory: pytest.TempPathFactory):
     """A MinIO server for the session (see the module doc)."""
-    binary = minio_binary()
-    if binary is None:
-        reason = f"MinIO is not built (no {CACHE / 'bin' / 'minio'}): run `make tools` or tools/minio.sh"
-        if os.environ.get("VARLAKE_REQUIRE_S3"):
-            pytest.fail(f"VARLAKE_REQUIRE_S3 is set but {reason}")
-        pytest.skip(reason)
+    binary = require_minio()
     folder = tmp_path_factory.mktemp("minio")
     port, console = free_port(), free_port()
     access_key = "varlake-" + secrets.token_hex(4)

@@ -376,3 +376,15 @@ def test_a_secret_in_a_client_message_is_scrubbed():
     assert isinstance(err, StorageError) and "s3://bucket/t/x" in str(err)
     assert secret not in str(err) and "***" in str(err)
     assert secret not in repr(storage)
+
+
+def test_without_the_server_tests_skip_unless_s3_is_required(monkeypatch, tmp_path):
+    from s3_server import require_minio
+
+    monkeypatch.setenv("VARLAKE_MINIO", str(tmp_path / "no-minio"))
+    monkeypatch.delenv("VARLAKE_REQUIRE_S3", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="make tools"):
+        require_minio()
+    monkeypatch.setenv("VARLAKE_REQUIRE_S3", "1")
+    with pytest.raises(pytest.fail.Exception, match="VARLAKE_REQUIRE_S3"):
+        require_minio()
