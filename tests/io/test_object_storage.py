@@ -388,3 +388,55 @@ def test_without_the_server_tests_skip_unless_s3_is_required(monkeypatch, tmp_pa
     monkeypatch.setenv("VARLAKE_REQUIRE_S3", "1")
     with pytest.raises(pytest.fail.Exception, match="VARLAKE_REQUIRE_S3"):
         require_minio()
+
+
+def _committer(uri: str, options, writer: int, commits: int, start: float, queue) -> None:
+    """A writer as Delta's: take the next free version by put-if-absent, try the next on a loss."""
+    storage, root = storage_for(uri, options)
+    time.sleep(max(0.0, start - time.time()))
+    version, mine = 0, []
+    for n in range(commits):
+        while not storage.write_if_absent(f"{root}/_delta_log/{version:020d}.json", f"writer {writer} commit {n}".encode()):
+            version += 1
+        mine.append(version)
+        version += 1
+    queue.put((writer, mine))
+
+
+@pytest.mark.parametrize("kind", ["local", "s3"])
+def test_racing_committers_land_every_commit_once(kind, request, tmp_path):
+    if kind == "local":
+        uri, options = str(tmp_path / "t"), None
+    else:
+        uri, options = _object_place("s3", request)
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    start = time.time() + 3.0
+    writers, commits = 3, 8
+    procs = [ctx.Process(target=_committer, args=(uri, options, w, commits, start, queue)) for w in range(writers)]
+    for p in procs:
+        p.start()
+    won = dict(queue.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=30)
+    storage, root = storage_for(uri, options)
+    log = storage.list(f"{root}/_delta_log")
+    assert [f.name for f in log] == [f"{v:020d}.json" for v in range(writers * commits)]
+    contents = {storage.read(f.path).decode() for f in log}
+    assert contents == {f"writer {w} commit {n}" for w in range(writers) for n in range(commits)}
+    for w, versions in won.items():
+        assert [storage.read(f"{root}/_delta_log/{v:020d}.json").decode() for v in versions] == [
+            f"writer {w} commit {n}" for n in range(commits)
+        ]
+
+
+def test_large_objects_and_ranges(s3_server):
+    storage, root = storage_for(s3_server.uri(), s3_server.options())
+    data = bytes(range(256)) * (11 * 4096)  # 11 MiB: a multipart upload
+    storage.write(f"{root}/big.bin", data)
+    assert storage.info(f"{root}/big.bin").size == len(data)
+    assert storage.read(f"{root}/big.bin") == data
+    assert storage.read_range(f"{root}/big.bin", 5_000_000, 5_000_100) == data[5_000_000:5_000_100]
+    with storage.open_read(f"{root}/big.bin") as source:
+        source.seek(-10, io.SEEK_END)
+        assert source.read() == data[-10:]
