@@ -440,3 +440,24 @@ def test_large_objects_and_ranges(s3_server):
     with storage.open_read(f"{root}/big.bin") as source:
         source.seek(-10, io.SEEK_END)
         assert source.read() == data[-10:]
+
+
+def test_open_write_streams_and_aborts(place):
+    storage, root, _uri, _ = place
+    table = pa.table({"id": list(range(20_000)), "s": [f"row {i}" for i in range(20_000)]})
+    with storage.open_write(f"{root}/part-0.parquet") as sink:
+        pq.write_table(table, sink)
+    with storage.open_read(f"{root}/part-0.parquet") as source:
+        assert pq.read_table(source).equals(table)
+    chunk = bytes(range(256)) * 4096  # 1 MiB
+    with pytest.raises(RuntimeError, match="writer died"):
+        with storage.open_write(f"{root}/part-1.parquet") as sink:
+            for _ in range(12):  # 12 MiB: past the first part of a multipart upload
+                sink.write(chunk)
+            raise RuntimeError("writer died")
+    assert not storage.exists(f"{root}/part-1.parquet")
+    assert [f.name for f in storage.walk(root)] == ["part-0.parquet"]
+    with storage.open_write(f"{root}/part-1.parquet") as sink:
+        for _ in range(12):
+            sink.write(chunk)
+    assert storage.read(f"{root}/part-1.parquet") == chunk * 12

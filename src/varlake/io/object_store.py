@@ -550,6 +550,13 @@ class ObjectStorage(Storage):
         info = self.info(path)
         return io.BufferedReader(_RangeReader(self, path, info.size), buffer_size=256 * 1024)  # type: ignore[return-value]
 
+    def open_write(self, path: str) -> BinaryIO:
+        """Stream to ``path``: small objects in one PUT at close, large ones as a multipart
+        upload that becomes visible only when complete (an abort or a crash leaves nothing)."""
+        key = self.key(path)
+        writer = self._call("write", path, lambda: obstore.open_writer(self._store, key, buffer_size=8 * 1024 * 1024))
+        return _ObjectWriter(self, path, writer)  # type: ignore[return-value]
+
     # --- put-if-absent safety ------------------------------------------------------------
 
     def check_put_if_absent(self, probe_key: str) -> bool:
@@ -634,3 +641,51 @@ class _RangeReader(io.RawIOBase):
         view[: len(data)] = data
         self._pos += len(data)
         return len(data)
+
+
+class _ObjectWriter(io.RawIOBase):
+    """A write-only file on an object being uploaded; ``close`` completes it, ``abort`` (or an
+    exception out of its ``with`` block) discards it."""
+
+    def __init__(self, storage: ObjectStorage, path: str, writer: Any) -> None:
+        self._storage = storage
+        self._path = path
+        self._writer = writer
+        self._pos = 0
+        self._done = False
+
+    def writable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def write(self, data: Any) -> int:
+        if self._done:
+            raise ValueError("I/O operation on closed file")
+        view = memoryview(data).cast("B")
+        n = view.nbytes
+        self._storage._call("write", self._path, lambda: self._writer.write(bytes(view)))
+        self._pos += n
+        return n
+
+    def abort(self) -> None:
+        if not self._done:
+            self._done = True
+            try:
+                self._writer.__exit__(RuntimeError, RuntimeError("aborted"), None)
+            except (obx.BaseError, OSError):
+                pass
+        super().close()
+
+    def close(self) -> None:
+        if not self._done:
+            self._done = True
+            self._storage._call("write", self._path, self._writer.close)
+        super().close()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()

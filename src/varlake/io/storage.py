@@ -120,6 +120,40 @@ class Storage(abc.ABC):
         default reads the whole file; stores that can read ranges override it."""
         return io.BytesIO(self.read(path))
 
+    def open_write(self, path: str) -> BinaryIO:
+        """A binary file object that creates or replaces ``path`` when it is closed: readers
+        see the old content or the whole new one, never a part. Leaving a ``with`` block by an
+        exception (or calling its ``abort()``) discards what was written. This default keeps
+        the content in memory and hands it to ``write``; object stores stream it."""
+        return _WriteOnClose(self, path)  # type: ignore[return-value]
+
+
+class _WriteOnClose(io.BytesIO):
+    """``Storage.open_write``'s default: buffer, then ``storage.write`` on close."""
+
+    def __init__(self, storage: Storage, path: str) -> None:
+        super().__init__()
+        self._storage = storage
+        self._path = path
+        self._aborted = False
+
+    def abort(self) -> None:
+        self._aborted = True
+        super().close()
+
+    def close(self) -> None:
+        if not self.closed and not self._aborted:
+            data = self.getvalue()
+            super().close()
+            self._storage.write(self._path, data)
+        super().close()
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def,override]
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
 
 def _mtime_ms(st: os.stat_result) -> int:
     return st.st_mtime_ns // 1_000_000
