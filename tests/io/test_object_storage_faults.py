@@ -70,3 +70,40 @@ def test_endless_throttling_ends_in_a_named_error_within_the_budget(proxied, s3_
     assert time.monotonic() - began < 20
     proxy.arm("slow_down", "PUT", "_delta_log", times=0)
     assert storage.write_if_absent(f"{root}/_delta_log/{0:020d}.json", b"commit 0") is True
+
+
+def _upload_then_hang(uri: str, options, ready) -> None:
+    from varlake.io.uris import storage_for as open_storage
+
+    storage, root = open_storage(uri, options)
+    sink = storage.open_write(f"{root}/part-0.parquet")
+    chunk = bytes(range(256)) * 4096
+    for _ in range(20):  # 20 MiB: two parts of a multipart upload sent
+        sink.write(chunk)
+    ready.set()
+    time.sleep(120)  # killed long before
+
+
+def test_kill_9_during_a_multipart_upload_leaves_no_object(s3_server):
+    import multiprocessing
+    import os
+    import signal
+
+    uri, options = s3_server.uri(), s3_server.options()
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    proc = ctx.Process(target=_upload_then_hang, args=(uri, options, ready))
+    proc.start()
+    try:
+        assert ready.wait(90), "the uploader did not get going"
+        time.sleep(0.5)  # let the parts reach the server
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join(30)
+    storage, root = storage_for(uri, options)
+    key = f"{root.split('/', 3)[3]}/part-0.parquet"
+    # The upload was cut in the middle: the server holds its parts, and no object.
+    pending = s3_server.client()._list_multipart_uploads(s3_server.bucket, prefix=key).uploads
+    assert [u.object_name for u in pending] == [key]
+    assert not storage.exists(f"{root}/part-0.parquet")
+    assert storage.walk(root) == []
