@@ -461,3 +461,25 @@ def test_open_write_streams_and_aborts(place):
         for _ in range(12):
             sink.write(chunk)
     assert storage.read(f"{root}/part-1.parquet") == chunk * 12
+
+
+def test_pickled_storage_reaches_the_same_bucket(s3_server):
+    import pickle
+
+    storage, root = storage_for(s3_server.uri(), s3_server.options())
+    storage.write(f"{root}/x", b"shared")
+    again = pickle.loads(pickle.dumps(storage))
+    assert again.read(f"{root}/x") == b"shared"
+    assert again.write_if_absent(f"{root}/x", b"other") is False
+    assert again.check_put_if_absent(f"{root}/_delta_log/.probe") is True
+
+
+def test_requests_are_counted(place):
+    storage, root, _uri, _ = place
+    if not isinstance(storage, ObjectStorage):
+        pytest.skip("only object stores count requests")
+    storage.requests.clear()
+    storage.write_if_absent(f"{root}/_delta_log/0.json", b"{}")
+    storage.list(f"{root}/_delta_log")
+    storage.read(f"{root}/_delta_log/0.json")
+    assert dict(storage.requests) == {"create": 1, "list": 1, "read": 1}

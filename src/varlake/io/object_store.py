@@ -44,6 +44,7 @@ import re
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any, BinaryIO, TypeVar
@@ -287,6 +288,18 @@ class ObjectStorage(Storage):
         self._put_if_absent_checked: bool | None = None
         self._check_lock = threading.Lock()
         self._endpoint = str(self._settings.config.get("endpoint") or "")
+        # Requests sent, by kind ("read", "list", "stat", "create", "write", ...): for benchmarks.
+        self.requests: Counter[str] = Counter()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (for worker processes): the clients and settings travel, the lock does not."""
+        state = dict(self.__dict__)
+        del state["_check_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._check_lock = threading.Lock()
 
     # --- construction --------------------------------------------------------------------
 
@@ -378,12 +391,15 @@ class ObjectStorage(Storage):
             )
         return StorageError(f"cannot {action} {where}: {text}")
 
-    def _call(self, action: str, path: str, fn: Callable[[], _T]) -> _T:
+    def _call(self, action: str, path: str, fn: Callable[[], _T], *, count: bool = True) -> _T:
         """``fn()`` with throttled answers retried (backoff and jitter) within the time budget;
-        the client itself retries 5xx and connection errors. Errors become named errors."""
+        the client itself retries 5xx and connection errors. Errors become named errors.
+        ``requests[action]`` counts the calls (not the client's own retries)."""
         deadline = time.monotonic() + self._settings.retry_timeout
         attempt = 0
         while True:
+            if count:
+                self.requests[action] += 1
             try:
                 return fn()
             except StorageError:
@@ -460,6 +476,7 @@ class ObjectStorage(Storage):
             if int(meta["size"]) == 0:
                 if meta["path"] in folders:
                     continue
+                self.requests["stat"] += 1
                 try:
                     obstore.head(self._store, meta["path"])
                 except FileNotFoundError:
@@ -482,6 +499,7 @@ class ObjectStorage(Storage):
 
     def _put_create(self, key: str, data: bytes) -> None:
         """One conditional create of ``key`` (``AlreadyExistsError`` if taken); no retries."""
+        self.requests["create"] += 1
         obstore.put(self._create_store, key, data, mode="create", use_multipart=False)
 
     def write_if_absent(self, path: str, data: bytes) -> bool:
@@ -665,7 +683,7 @@ class _ObjectWriter(io.RawIOBase):
             raise ValueError("I/O operation on closed file")
         view = memoryview(data).cast("B")
         n = view.nbytes
-        self._storage._call("write", self._path, lambda: self._writer.write(bytes(view)))
+        self._storage._call("write", self._path, lambda: self._writer.write(bytes(view)), count=False)
         self._pos += n
         return n
 
