@@ -483,3 +483,22 @@ def test_requests_are_counted(place):
     storage.list(f"{root}/_delta_log")
     storage.read(f"{root}/_delta_log/0.json")
     assert dict(storage.requests) == {"create": 1, "list": 1, "read": 1}
+
+
+def test_s3a_properties_follow_the_same_settings():
+    from varlake.io.store_settings import StoreSettings
+
+    env = {"AWS_ACCESS_KEY_ID": "env-key", "AWS_SECRET_ACCESS_KEY": "env-secret", "AWS_REGION": "eu-west-1"}
+    options = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "aws_secret_access_key": "opt-secret", "AWS_ALLOW_HTTP": "true"}
+    props = StoreSettings("s3", options, env).s3a_properties()
+    assert props["fs.s3a.endpoint"] == "http://127.0.0.1:9000"
+    assert props["fs.s3a.path.style.access"] == "true" and props["fs.s3a.connection.ssl.enabled"] == "false"
+    assert props["fs.s3a.access.key"] == "env-key" and props["fs.s3a.secret.key"] == "opt-secret"
+    assert props["fs.s3a.endpoint.region"] == "eu-west-1"
+    assert props["fs.s3.impl"] == props["fs.s3a.impl"] == "org.apache.hadoop.fs.s3a.S3AFileSystem"
+    assert props["fs.s3a.aws.credentials.provider"].endswith("SimpleAWSCredentialsProvider")
+    with_token = StoreSettings("s3", {**options, "AWS_SESSION_TOKEN": "tok"}, env).s3a_properties()
+    assert with_token["fs.s3a.session.token"] == "tok"
+    assert with_token["fs.s3a.aws.credentials.provider"].endswith("TemporaryAWSCredentialsProvider")
+    aws = StoreSettings("s3", {}, {}).s3a_properties()
+    assert "fs.s3a.endpoint" not in aws and "fs.s3a.access.key" not in aws

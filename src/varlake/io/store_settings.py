@@ -147,3 +147,33 @@ class StoreSettings:
         out["connect_timeout"] = timedelta(seconds=self.connect_timeout)
         out["timeout"] = timedelta(seconds=self.timeout)
         return out
+
+    def s3a_properties(self) -> dict[str, str]:
+        """The Hadoop S3A properties (``fs.s3a.*``) that reach the same S3 store with the same
+        settings, for Spark's driver and executors (prefix them with ``spark.hadoop.``); ``s3://``
+        is mapped to S3A too. Holds the credentials when they were given: keep it out of logs."""
+        props = {
+            "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+            "fs.s3a.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        }
+        endpoint = self.config.get("endpoint")
+        if endpoint:
+            props["fs.s3a.endpoint"] = str(endpoint)
+            props["fs.s3a.connection.ssl.enabled"] = "false" if str(endpoint).startswith("http://") else "true"
+            # S3-compatible servers answer path-style requests (http://host/bucket/key).
+            props["fs.s3a.path.style.access"] = "false" if self.config.get("virtual_hosted_style_request") else "true"
+        if self.config.get("region"):
+            props["fs.s3a.endpoint.region"] = str(self.config["region"])
+        if self.config.get("access_key_id") and self.config.get("secret_access_key"):
+            props["fs.s3a.access.key"] = str(self.config["access_key_id"])
+            props["fs.s3a.secret.key"] = str(self.config["secret_access_key"])
+            if self.config.get("session_token"):
+                props["fs.s3a.session.token"] = str(self.config["session_token"])
+                props["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+            else:
+                props["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+        elif self.config.get("skip_signature"):
+            props["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider"
+        props["fs.s3a.retry.limit"] = str(self.max_retries)
+        props["fs.s3a.connection.establish.timeout"] = f"{int(self.connect_timeout * 1000)}"
+        return props
