@@ -83,7 +83,7 @@ def read_task(
     ``"<column>:<path>"`` Variant column per requested path (reading only what they need),
     without the rows its deletion vector deletes (loaded with ``deleted_rows``); ``mapping``
     (``ScanPlan.column_mapping``) says how the file names columns."""
-    part = _read_file(task, schema, partition_columns, open_file, columns, paths, mapping)
+    part = read_file(task, schema, partition_columns, open_file, columns, paths, mapping)
     keep = _keep_mask(task, part.num_rows, deleted_rows)
     return part if keep is None else keep_rows(part, keep)
 
@@ -97,7 +97,7 @@ def _keep_mask(task: ScanTask, num_rows: int, deleted_rows: DeletedRows | None) 
     return keep_mask(deleted_rows(task), num_rows, f"data file {task.relative_path!r}")
 
 
-def _read_file(
+def read_file(
     task: ScanTask,
     schema: StructType,
     partition_columns: Sequence[str],
@@ -200,7 +200,7 @@ def _after(computed: Sequence[Callable[[Mapping[str, Any]], Any]], row: Mapping[
     return True
 
 
-class _RowFilter:
+class RowFilter:
     """A residual filter run on rows as its ``filter_steps`` say (the order Spark checks them),
     or vectorised (``read.arrow_filter``) when nothing in it can raise or differ from the rows'."""
 
@@ -233,7 +233,7 @@ class _RowFilter:
         return np.fromiter((all(step(row) for step in steps) for row in table.to_pylist()), dtype=bool, count=table.num_rows)
 
 
-def _evaluated_row_groups(num_rows: int, guards: Sequence[RowEvaluator], source: Any, part: pa.Table) -> np.ndarray | None:
+def evaluated_row_groups(num_rows: int, guards: Sequence[RowEvaluator], source: Any, part: pa.Table) -> np.ndarray | None:
     """Which rows of a file are in row groups on which the filter is evaluated (None: all):
     a row group in which no row satisfies one of the ``guards``
     (``read.residual.row_group_guards``) is dropped unevaluated, as a Parquet reader drops
@@ -304,7 +304,7 @@ def read_tasks(
 
         extra = [c.path[0] for c in referenced_columns(plan.filter) if c.path[0] not in needed]
         needed = needed + sorted(set(extra), key=target.names.index)
-    filters: dict[Predicate, _RowFilter] = {}
+    filters: dict[Predicate, RowFilter] = {}
     guard_evaluators: dict[Predicate, list[RowEvaluator]] = {}
     eager_evaluators: dict[Predicate, list[RowEvaluator]] = {}
     parts = []
@@ -312,7 +312,7 @@ def read_tasks(
         residual = task.residual if task.residual is not None else plan.filter
         if isinstance(residual, AlwaysFalse):
             continue
-        part = _read_file(task, plan.schema, plan.partition_columns, open_file, needed, paths, plan.column_mapping)
+        part = read_file(task, plan.schema, plan.partition_columns, open_file, needed, paths, plan.column_mapping)
         keep = _keep_mask(task, part.num_rows, deleted_rows)
         filtered = residual is not None and not isinstance(residual, AlwaysTrue) and part.num_rows
         if filtered:
@@ -320,7 +320,7 @@ def read_tasks(
             if guards is None:
                 guards = guard_evaluators[residual] = [RowEvaluator(g) for g in row_group_guards(residual)]
             if guards:
-                groups = _evaluated_row_groups(part.num_rows, guards, open_file(task.relative_path), part)
+                groups = evaluated_row_groups(part.num_rows, guards, open_file(task.relative_path), part)
                 keep = groups if keep is None else keep if groups is None else keep & groups
         if keep is not None:
             part = keep_rows(part, keep)
@@ -334,7 +334,7 @@ def read_tasks(
                 extraction.evaluate_table(part)  # a value that does not convert raises, on any row
             row_filter = filters.get(residual)
             if row_filter is None:
-                row_filter = filters[residual] = _RowFilter(residual)
+                row_filter = filters[residual] = RowFilter(residual)
             part = keep_rows(part, row_filter.mask(part))
         parts.append(part)
     path_names = [f"{c}:{p}" for c, ps in (paths or {}).items() for p in ps]
