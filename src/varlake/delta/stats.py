@@ -40,7 +40,6 @@ from varlake.semantics.numbers import float32_of_fraction, to_float32
 from varlake.shred.stats import delta_stats, string_bounds, variant_footer_stats
 from varlake.variant import Float32, TimestampNanos
 from varlake.variant.constants import FAMILY_OF_PRIMITIVE
-from varlake.variant.constants import TypeFamily as CodecFamily
 from varlake.variant.decoder import MetadataView, guarded, object_entries, primitive_to_python, read_uint, type_info
 from varlake.variant.z85 import ALPHABET as Z85_ALPHABET
 
@@ -193,20 +192,6 @@ def stats_json(meta: pq.FileMetaData, schema: StructType, num_indexed_cols: int 
 
 # --- reading --------------------------------------------------------------------------------
 
-_FAMILY = {
-    CodecFamily.EXACT_NUMERIC: TypeFamily.EXACT_NUMERIC,
-    CodecFamily.DOUBLE: TypeFamily.DOUBLE,
-    CodecFamily.FLOAT: TypeFamily.FLOAT,
-    CodecFamily.STRING: TypeFamily.STRING,
-    CodecFamily.BOOLEAN: TypeFamily.BOOLEAN,
-    CodecFamily.DATE: TypeFamily.DATE,
-    CodecFamily.TIMESTAMP: TypeFamily.TIMESTAMP,
-    CodecFamily.TIMESTAMP_NTZ: TypeFamily.TIMESTAMP_NTZ,
-    CodecFamily.BINARY: TypeFamily.BINARY,
-    CodecFamily.TIME: TypeFamily.TIME,
-    CodecFamily.UUID: TypeFamily.UUID,
-}
-
 
 def _parse_timestamp(text: str, aware: bool, is_max: bool) -> _dt.datetime | None:
     try:
@@ -321,8 +306,8 @@ def _variant_bounds_cached(text: str) -> tuple[tuple[str, VariantBound], ...]:
         return ()
     out = []
     for key, value, type_id in decoded:
-        family = _FAMILY.get(FAMILY_OF_PRIMITIVE.get(type_id))  # type: ignore[arg-type]
-        if family is None or isinstance(value, TimestampNanos):
+        family = FAMILY_OF_PRIMITIVE.get(type_id)
+        if family is None or family is TypeFamily.NULL or isinstance(value, TimestampNanos):
             continue
         out.append((key, VariantBound(float(value) if isinstance(value, Float32) else value, family)))
     return tuple(out)
