@@ -295,7 +295,8 @@ class SchemaVisitor(Generic[T]):
     its fields' results, ``array`` and ``map`` with their children's results. The
     ``before_*``/``after_*`` hooks run around each child (a field, an array's element, a
     map's key and value): pre-order work such as tracking the path goes there. A
-    Variant is a leaf (its shredded group is not part of the schema)."""
+    Variant is a leaf (its shredded group is not part of the schema). Every method
+    returns None unless overridden (a visitor working through its hooks alone)."""
 
     def before_field(self, field: StructField) -> None:
         pass
@@ -322,22 +323,22 @@ class SchemaVisitor(Generic[T]):
         pass
 
     def struct(self, struct: StructType, field_results: list[T]) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
     def field(self, field: StructField, type_result: T) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
     def array(self, array: ArrayType, element_result: T) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
     def map(self, map_type: MapType, key_result: T, value_result: T) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
     def primitive(self, primitive: PrimitiveType) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
     def variant(self, variant: VariantType) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
 
 def visit(dtype: DataType, visitor: SchemaVisitor[T]) -> T:
@@ -451,25 +452,26 @@ class PartnerAccessor(Generic[P]):
 
 class SchemaWithPartnerVisitor(Generic[P, T]):
     """A fold over a Delta type and a partner structure walked beside it (``visit_with_partner``):
-    every method gets the node's partner too (None where the partner has none)."""
+    every method gets the node's partner too (None where the partner has none); every method
+    returns None unless overridden."""
 
     def struct(self, struct: StructType, partner: P | None, field_results: list[T]) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
     def field(self, field: StructField, partner: P | None, type_result: T) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
     def array(self, array: ArrayType, partner: P | None, element_result: T) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
     def map(self, map_type: MapType, partner: P | None, key_result: T, value_result: T) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
     def primitive(self, primitive: PrimitiveType, partner: P | None) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
     def variant(self, variant: VariantType, partner: P | None) -> T:
-        raise NotImplementedError
+        return None  # type: ignore[return-value]
 
 
 def visit_with_partner(
