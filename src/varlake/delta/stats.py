@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from varlake.delta import config
 from varlake.delta.json_fields import LONG_MAX, LONG_MIN, load_json
-from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructType, VariantType
+from varlake.delta.schema import ArrayType, DataType, MapType, PathVisitor, PrimitiveType, StructField, StructType, VariantType, visit
 import numpy as np
 
 from varlake.errors import VarlakeError
@@ -54,12 +54,39 @@ _DECIMAL_TYPE = re.compile(r"^decimal\((\d+),(\d+)\)$")
 def leaf_columns(schema: StructType, prefix: ColumnPath = ()) -> Iterator[tuple[ColumnPath, DataType]]:
     """Stats-bearing leaves in schema order: primitives and Variants, descending into structs
     (arrays and maps hold no statistics)."""
-    for f in schema.fields:
-        path = (*prefix, f.name)
-        if isinstance(f.type, StructType):
-            yield from leaf_columns(f.type, path)
-        elif not isinstance(f.type, (ArrayType, MapType)):
-            yield path, f.type
+    found = _LeafColumns()
+    visit(schema, found)
+    return iter([((*prefix, *path), t) for path, t in found.leaves])
+
+
+class _LeafColumns(PathVisitor[None]):
+    """``leaf_columns``: primitives and Variants reached through structs alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.leaves: list[tuple[ColumnPath, DataType]] = []
+        self.inside = 0  # arrays and maps around the current node
+
+    def before_field(self, field: StructField) -> None:
+        super().before_field(field)
+        if not self.inside and isinstance(field.type, (PrimitiveType, VariantType)):
+            self.leaves.append((tuple(self.path), field.type))
+
+    def before_element(self, array: ArrayType) -> None:
+        super().before_element(array)
+        self.inside += 1
+
+    def after_element(self, array: ArrayType) -> None:
+        super().after_element(array)
+        self.inside -= 1
+
+    def before_key(self, map_type: MapType) -> None:
+        super().before_key(map_type)
+        self.inside += 1
+
+    def after_value(self, map_type: MapType) -> None:
+        super().after_value(map_type)
+        self.inside -= 1
 
 
 def _set(target: dict[str, Any], path: ColumnPath, value: Any) -> None:

@@ -37,10 +37,13 @@ from varlake.delta.schema import (
     DataType,
     MapType,
     PrimitiveType,
+    SchemaVisitor,
+    StructField,
     StructType,
     VariantType,
     to_arrow_schema,
     variant_arrow_type,
+    visit,
 )
 from varlake.delta.stats import leaf_columns
 from varlake.errors import DataFileMissingError, TableError
@@ -345,17 +348,29 @@ def read_tasks(
     return tag_variants(table, plan.schema) if arrow_extension else table
 
 
+class _VariantPaths(SchemaVisitor[list[ArrowPath]]):
+    def struct(self, struct: StructType, field_results: list[list[ArrowPath]]) -> list[ArrowPath]:
+        return [p for r in field_results for p in r]
+
+    def field(self, field: StructField, type_result: list[ArrowPath]) -> list[ArrowPath]:
+        return [(field.name, *p) for p in type_result]
+
+    def array(self, array: ArrayType, element_result: list[ArrowPath]) -> list[ArrowPath]:
+        return [(LIST_ELEMENT, *p) for p in element_result]
+
+    def map(self, map_type: MapType, key_result: list[ArrowPath], value_result: list[ArrowPath]) -> list[ArrowPath]:
+        return [(MAP_VALUE, *p) for p in value_result]
+
+    def primitive(self, primitive: PrimitiveType) -> list[ArrowPath]:
+        return []
+
+    def variant(self, variant: VariantType) -> list[ArrowPath]:
+        return [()]
+
+
 def variant_arrow_paths(dtype: DataType) -> list[ArrowPath]:
     """Arrow paths (``shred.nested``) of the Variants in a column of Delta type ``dtype``."""
-    if isinstance(dtype, VariantType):
-        return [()]
-    if isinstance(dtype, StructType):
-        return [(f.name, *p) for f in dtype.fields for p in variant_arrow_paths(f.type)]
-    if isinstance(dtype, ArrayType):
-        return [(LIST_ELEMENT, *p) for p in variant_arrow_paths(dtype.element_type)]
-    if isinstance(dtype, MapType):
-        return [(MAP_VALUE, *p) for p in variant_arrow_paths(dtype.value_type)]
-    return []
+    return visit(dtype, _VariantPaths())
 
 
 def tag_variants(table: pa.Table, schema: StructType) -> pa.Table:
