@@ -53,3 +53,14 @@ def test_function_set_works_on_python_values(tmp_path) -> None:
     table = pa.table({"id": [1, 2]})
     varlake.write_parquet(table, path)
     assert varlake.read_parquet(path).column("id").to_pylist() == [1, 2]
+
+
+def test_one_type_family() -> None:
+    # the codec owns the type families; the expression layer speaks the same enum
+    from varlake.expr import TypeFamily as ExprFamily
+    from varlake.expr.types import family_of
+
+    assert ExprFamily is varlake.TypeFamily
+    assert family_of("long") is varlake.TypeFamily.EXACT_NUMERIC
+    assert varlake.parse_json('"x"').type_family is family_of("string")
+    assert family_of("array") is None and family_of("variant") is None

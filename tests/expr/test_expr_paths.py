@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from varlake.errors import InvalidPathError
 from varlake.expr import parse_term
-from varlake.expr.variant_paths import _normalize_variant_path, normalized_from_segments
+from varlake.expr.variant_paths import normalize_variant_path, normalized_from_segments
 
 
 @pytest.mark.parametrize(
@@ -32,13 +32,13 @@ from varlake.expr.variant_paths import _normalize_variant_path, normalized_from_
     ],
 )
 def test_normalization(text, normalized):
-    assert _normalize_variant_path(text) == normalized
+    assert normalize_variant_path(text) == normalized
 
 
 def test_delta_example_keys():
     # the keys in the Delta protocol's Variant stats example
-    assert _normalize_variant_path("$.a") == "$['a']"
-    assert _normalize_variant_path("$.b.c") == "$['b']['c']"
+    assert normalize_variant_path("$.a") == "$['a']"
+    assert normalize_variant_path("$.b.c") == "$['b']['c']"
 
 
 def test_shorthand_keys_with_quotes_and_backslashes_are_escaped():
@@ -50,7 +50,7 @@ def test_shorthand_keys_with_quotes_and_backslashes_are_escaped():
 @pytest.mark.parametrize("text", ["", "a.b", "$.", "$..a", "$[", "$['a'", "$[\"a']", "$[x]", "$[-1]", "$a", "$[1.5]"])
 def test_invalid_paths_raise(text):
     with pytest.raises(InvalidPathError):
-        _normalize_variant_path(text)
+        normalize_variant_path(text)
 
 
 keys = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
@@ -64,7 +64,7 @@ plain_keys = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_
 def test_normalized_form_parses_back_to_the_same_path(parts):
     # Spark's path grammar has no escapes: only keys without quotes, backslashes and control characters round-trip.
     normalized = normalized_from_segments(tuple(parts))
-    assert _normalize_variant_path(normalized) == normalized
+    assert normalize_variant_path(normalized) == normalized
 
 
 @given(st.lists(keys, min_size=1, max_size=5))

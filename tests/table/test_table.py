@@ -137,7 +137,7 @@ def test_skipping_never_changes_the_answer(tmp_path_factory: pytest.TempPathFact
     from varlake.expr import IsNotNull, RowEvaluator
     from varlake.read import bind_filter
     from varlake.expr.rows import row_variant_get as _variant_get
-    from varlake.read.arrow_reader import _RowFilter
+    from varlake.read.arrow_reader import RowFilter
     from varlake.read.residual import eager_terms
 
     from varlake.errors import ExpressionError
@@ -154,7 +154,7 @@ def test_skipping_never_changes_the_answer(tmp_path_factory: pytest.TempPathFact
         try:
             for term in eager_terms(bound):
                 RowEvaluator(IsNotNull(term), variant_get=_variant_get).evaluate_table(everything)
-            mask = _RowFilter(bound).mask(everything)
+            mask = RowFilter(bound).mask(everything)
             want = sorted(repr(r) for r, keep in zip(everything.to_pylist(), mask) if keep)
         except ExpressionError:
             continue  # a row fails a cast (an error in Spark too); skipped files may hide it, as in Spark

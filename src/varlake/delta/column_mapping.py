@@ -41,9 +41,18 @@ from varlake.delta.schema import (
     PrimitiveType,
     StructField,
     StructType,
+    ArrowTypePartner,
+    DeltaTypePartner,
+    PartnerAccessor,
+    SchemaRebuilder,
+    SchemaVisitor,
+    SchemaWithPartnerVisitor,
     VariantType,
     from_arrow_type,
+    iter_types,
     to_arrow_type,
+    visit,
+    visit_with_partner,
 )
 from varlake.delta.stats import file_stats, leaf_columns
 from varlake.delta.type_widening import is_widening
@@ -134,19 +143,33 @@ def _field_id(f: StructField, where: str) -> int:
     return value
 
 
+class _Renamed(SchemaRebuilder):
+    """The type with every struct field under its physical name (checked before its children)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def before_field(self, field: StructField) -> None:
+        _physical_name(field, self.where)
+
+    def field(self, field: StructField, type_result: Any) -> Any:
+        return StructField(_physical_name(field, self.where), type_result, field.nullable, field.metadata)
+
+
+class _FileFields(SchemaRebuilder):
+    """The type with each field's metadata just ``{key: id}`` (``key`` given), else empty."""
+
+    def __init__(self, key: str | None, where: str) -> None:
+        self.key = key
+        self.where = where
+
+    def field(self, field: StructField, type_result: Any) -> Any:
+        meta = {self.key: _field_id(field, self.where)} if self.key else {}
+        return StructField(field.name, type_result, field.nullable, meta)
+
+
 def _physical_type(dtype: DataType, where: str) -> DataType:
-    if isinstance(dtype, StructType):
-        return StructType(
-            tuple(
-                StructField(_physical_name(f, where), _physical_type(f.type, where), f.nullable, f.metadata)
-                for f in dtype.fields
-            )
-        )
-    if isinstance(dtype, ArrayType):
-        return ArrayType(_physical_type(dtype.element_type, where), dtype.contains_null)
-    if isinstance(dtype, MapType):
-        return MapType(_physical_type(dtype.key_type, where), _physical_type(dtype.value_type, where), dtype.value_contains_null)
-    return dtype
+    return visit(dtype, _Renamed(where))
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,24 +202,8 @@ class ColumnMapping:
         """``physical_schema`` as a file reader asks for it: each field's metadata just
         ``{field_id_key: id}`` in ``id`` mode (Spark: ``parquet.field.id``), else empty."""
 
-        def strip(dtype: DataType) -> DataType:
-            if isinstance(dtype, StructType):
-                return StructType(
-                    tuple(
-                        StructField(
-                            f.name, strip(f.type), f.nullable,
-                            {field_id_key: _field_id(f, self.where)} if self.mode == "id" and field_id_key else {},
-                        )
-                        for f in dtype.fields
-                    )
-                )  # fmt: skip
-            if isinstance(dtype, ArrayType):
-                return ArrayType(strip(dtype.element_type), dtype.contains_null)
-            if isinstance(dtype, MapType):
-                return MapType(strip(dtype.key_type), strip(dtype.value_type), dtype.value_contains_null)
-            return dtype
-
-        result = strip(self.physical_schema)
+        key = field_id_key if self.mode == "id" else None
+        result = visit(self.physical_schema, _FileFields(key, self.where))
         assert isinstance(result, StructType)
         return result
 
@@ -273,7 +280,7 @@ class ColumnMapping:
             return
         if len(file_schema) and not any(_has_id(f) for f in file_schema):
             raise ColumnMappingError(f"{where}: the table resolves columns by field id (id mode), but the file has no field ids")
-        _check_layout(self.schema, list(file_schema), where, self.where)
+        visit_with_partner(self.schema, list(file_schema), SchemaWithPartnerVisitor(), _LayoutPartner(where, self.where))
 
 
     # --- writing ------------------------------------------------------------------------------
@@ -318,30 +325,64 @@ def _id_metadata(f: StructField, mode: str, where: str) -> dict[bytes, bytes] | 
     return {PARQUET_FIELD_ID: str(_field_id(f, where)).encode()}
 
 
+class _DataFields(ArrowTypePartner):
+    """Arrow partners whose struct fields must all be present (the data being written)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def field_partner(self, struct_partner: Any, index: int, field: StructField) -> Any:
+        found = super().field_partner(struct_partner, index, field)
+        if found is None and struct_partner is not None and pa.types.is_struct(struct_partner):
+            raise ColumnMappingError(f"{self.where}: struct field {field.name!r} is missing from the data")
+        if found is not None:
+            _physical_name(field, self.where)
+        return found
+
+
+class _PhysicalArrow(SchemaWithPartnerVisitor[Any, Any]):
+    """The partner Arrow type with struct fields renamed physically and carrying their ids;
+    a partner of another shape, a primitive's and a Variant's (a leaf: its group's fields
+    are not mapped) are kept as they are."""
+
+    def __init__(self, mode: str, where: str) -> None:
+        self.mode = mode
+        self.where = where
+
+    def struct(self, struct: StructType, partner: Any, field_results: list[Any]) -> Any:
+        return pa.struct(field_results) if partner is not None and pa.types.is_struct(partner) else partner
+
+    def field(self, field: StructField, partner: Any, type_result: Any) -> Any:
+        if partner is None:
+            return None
+        return pa.field(_physical_name(field, self.where), type_result, partner.nullable, _id_metadata(field, self.mode, self.where))
+
+    def array(self, array: ArrayType, partner: Any, element_result: Any) -> Any:
+        if partner is None or not (pa.types.is_list(partner) or pa.types.is_large_list(partner)):
+            return partner
+        v = partner.value_field
+        element = pa.field(v.name, element_result, v.nullable)
+        return pa.large_list(element) if pa.types.is_large_list(partner) else pa.list_(element)
+
+    def map(self, map_type: MapType, partner: Any, key_result: Any, value_result: Any) -> Any:
+        if partner is None or not pa.types.is_map(partner):
+            return partner
+        k, i = partner.key_field, partner.item_field
+        return pa.map_(
+            pa.field(k.name, key_result, k.nullable), pa.field(i.name, value_result, i.nullable), keys_sorted=partner.keys_sorted
+        )
+
+    def primitive(self, primitive: PrimitiveType, partner: Any) -> Any:
+        return partner
+
+    def variant(self, variant: VariantType, partner: Any) -> Any:
+        return partner
+
+
 def _physical_arrow(dtype: DataType, arrow: pa.DataType, mode: str, where: str) -> pa.DataType:
     """Arrow type ``arrow`` (of logical ``dtype``) with struct fields renamed physically and
     carrying their ids; same layout, so arrays of it can be viewed as the result."""
-    if isinstance(dtype, StructType) and pa.types.is_struct(arrow):
-        out = []
-        for f in dtype.fields:
-            index = arrow.get_field_index(f.name)
-            if index < 0:
-                raise ColumnMappingError(f"{where}: struct field {f.name!r} is missing from the data")
-            child = arrow.field(index)
-            out.append(pa.field(_physical_name(f, where), _physical_arrow(f.type, child.type, mode, where), child.nullable, _id_metadata(f, mode, where)))
-        return pa.struct(out)
-    if isinstance(dtype, ArrayType) and (pa.types.is_list(arrow) or pa.types.is_large_list(arrow)):
-        v = arrow.value_field
-        element = pa.field(v.name, _physical_arrow(dtype.element_type, v.type, mode, where), v.nullable)
-        return pa.large_list(element) if pa.types.is_large_list(arrow) else pa.list_(element)
-    if isinstance(dtype, MapType) and pa.types.is_map(arrow):
-        k, i = arrow.key_field, arrow.item_field
-        return pa.map_(
-            pa.field(k.name, _physical_arrow(dtype.key_type, k.type, mode, where), k.nullable),
-            pa.field(i.name, _physical_arrow(dtype.value_type, i.type, mode, where), i.nullable),
-            keys_sorted=arrow.keys_sorted,
-        )
-    return arrow  # primitives, and Variant: a leaf (its group's fields are not mapped)
+    return visit_with_partner(dtype, arrow, _PhysicalArrow(mode, where), _DataFields(where))
 
 
 def _key_metadata(f: StructField, key: str, mode: str, where: str) -> dict[str, Any]:
@@ -350,44 +391,77 @@ def _key_metadata(f: StructField, key: str, mode: str, where: str) -> dict[str, 
     return {key: _field_id(f, where)}
 
 
+class _DataTypeFields(DeltaTypePartner):
+    """Partners from a Delta type of the data being written: struct fields by name, all present."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def field_partner(self, struct_partner: Any, index: int, field: StructField) -> Any:
+        if not isinstance(struct_partner, StructType):
+            return None
+        found = {d.name: d for d in struct_partner.fields}.get(field.name)
+        if found is None:
+            raise ColumnMappingError(f"{self.where}: struct field {field.name!r} is missing from the data")
+        _physical_name(field, self.where)
+        return found
+
+
+class _PhysicalLike(SchemaWithPartnerVisitor[Any, Any]):
+    """``_PhysicalArrow`` for a Delta partner: its struct fields renamed physically, their
+    ids as metadata under ``key``; the data's nullability kept."""
+
+    def __init__(self, key: str, mode: str, where: str) -> None:
+        self.key = key
+        self.mode = mode
+        self.where = where
+
+    def struct(self, struct: StructType, partner: Any, field_results: list[Any]) -> Any:
+        return StructType(tuple(field_results)) if isinstance(partner, StructType) else partner
+
+    def field(self, field: StructField, partner: Any, type_result: Any) -> Any:
+        if partner is None:
+            return None
+        meta = _key_metadata(field, self.key, self.mode, self.where)
+        return StructField(_physical_name(field, self.where), type_result, partner.nullable, meta)
+
+    def array(self, array: ArrayType, partner: Any, element_result: Any) -> Any:
+        return ArrayType(element_result, partner.contains_null) if isinstance(partner, ArrayType) else partner
+
+    def map(self, map_type: MapType, partner: Any, key_result: Any, value_result: Any) -> Any:
+        if not isinstance(partner, MapType):
+            return partner
+        return MapType(key_result, value_result, partner.value_contains_null)
+
+    def primitive(self, primitive: PrimitiveType, partner: Any) -> Any:
+        return partner
+
+    def variant(self, variant: VariantType, partner: Any) -> Any:
+        return partner
+
+
 def _physical_like(dtype: DataType, data: DataType, key: str, mode: str, where: str) -> DataType:
     """``_physical_arrow`` for a Delta type: ``data`` (same shape as logical ``dtype``) with
     struct fields renamed physically and their ids as metadata under ``key``."""
-    if isinstance(dtype, StructType) and isinstance(data, StructType):
-        by_name = {f.name: f for f in data.fields}
-        fields = []
-        for f in dtype.fields:
-            d = by_name.get(f.name)
-            if d is None:
-                raise ColumnMappingError(f"{where}: struct field {f.name!r} is missing from the data")
-            fields.append(StructField(_physical_name(f, where), _physical_like(f.type, d.type, key, mode, where), d.nullable, _key_metadata(f, key, mode, where)))
-        return StructType(tuple(fields))
-    if isinstance(dtype, ArrayType) and isinstance(data, ArrayType):
-        return ArrayType(_physical_like(dtype.element_type, data.element_type, key, mode, where), data.contains_null)
-    if isinstance(dtype, MapType) and isinstance(data, MapType):
-        return MapType(
-            _physical_like(dtype.key_type, data.key_type, key, mode, where),
-            _physical_like(dtype.value_type, data.value_type, key, mode, where),
-            data.value_contains_null,
-        )  # fmt: skip
-    return data
+    return visit_with_partner(dtype, data, _PhysicalLike(key, mode, where), _DataTypeFields(where))
 
 
 # --- assigning ids and physical names (new tables, new columns) ---------------------------------
 
 
+class _AllFields(SchemaVisitor[None]):
+    def __init__(self) -> None:
+        self.fields: list[StructField] = []
+
+    def before_field(self, field: StructField) -> None:
+        self.fields.append(field)
+
+
 def _walk_fields(dtype: DataType) -> list[StructField]:
     """Every struct field at any depth, through arrays and maps (Variant is a leaf)."""
-    out: list[StructField] = []
-    if isinstance(dtype, StructType):
-        for f in dtype.fields:
-            out.append(f)
-            out.extend(_walk_fields(f.type))
-    elif isinstance(dtype, ArrayType):
-        out.extend(_walk_fields(dtype.element_type))
-    elif isinstance(dtype, MapType):
-        out.extend(_walk_fields(dtype.key_type) + _walk_fields(dtype.value_type))
-    return out
+    found = _AllFields()
+    visit(dtype, found)
+    return found.fields
 
 
 def _max_column_id(configuration: Mapping[str, str], where: str) -> int | None:
@@ -414,29 +488,32 @@ def assign_column_mapping(
     used = [f.metadata[ID_KEY] for f in _walk_fields(schema) if type(f.metadata.get(ID_KEY)) is int]
     top = max([_max_column_id(cfg, where) or 0, *used])
 
-    def assign(dtype: DataType) -> DataType:
-        nonlocal top
-        if isinstance(dtype, StructType):
-            fields = []
-            for f in dtype.fields:
-                meta = dict(f.metadata)
-                if type(meta.get(ID_KEY)) is not int:
-                    top += 1
-                    meta[ID_KEY] = top
-                if not meta.get(PHYSICAL_NAME_KEY):
-                    meta[PHYSICAL_NAME_KEY] = f"col-{uuid.uuid4()}"
-                fields.append(StructField(f.name, assign(f.type), f.nullable, meta))
-            return StructType(tuple(fields))
-        if isinstance(dtype, ArrayType):
-            return ArrayType(assign(dtype.element_type), dtype.contains_null)
-        if isinstance(dtype, MapType):
-            return MapType(assign(dtype.key_type), assign(dtype.value_type), dtype.value_contains_null)
-        return dtype
-
-    result = assign(schema)
+    assign = _Assign(top)
+    result = visit(schema, assign)
     assert isinstance(result, StructType)
-    cfg[MAX_COLUMN_ID_KEY] = str(top)
+    cfg[MAX_COLUMN_ID_KEY] = str(assign.top)
     return result, cfg
+
+
+class _Assign(SchemaRebuilder):
+    """Gives each field without them an id above ``top`` (in schema order, a field before
+    its children) and a fresh ``col-<uuid>`` physical name."""
+
+    def __init__(self, top: int) -> None:
+        self.top = top
+        self.metadata: list[dict[str, Any]] = []
+
+    def before_field(self, field: StructField) -> None:
+        meta = dict(field.metadata)
+        if type(meta.get(ID_KEY)) is not int:
+            self.top += 1
+            meta[ID_KEY] = self.top
+        if not meta.get(PHYSICAL_NAME_KEY):
+            meta[PHYSICAL_NAME_KEY] = f"col-{uuid.uuid4()}"
+        self.metadata.append(meta)
+
+    def field(self, field: StructField, type_result: Any) -> Any:
+        return StructField(field.name, type_result, field.nullable, self.metadata.pop())
 
 
 def mapping_signature(schema: StructType) -> tuple[tuple[str, Any, Any], ...]:
@@ -469,43 +546,56 @@ def check_assigned(schema: StructType, configuration: Mapping[str, str], where: 
         raise ColumnMappingError(f"{where}: {MAX_COLUMN_ID_KEY} is {top}, below the largest column id {max(seen)}")
 
 
+class _StructsAt(SchemaVisitor[list[StructType]]):
+    """The struct types directly at a type (itself, or the element/key/value of arrays and maps)."""
+
+    def struct(self, struct: StructType, field_results: list[Any]) -> list[StructType]:
+        return [struct]
+
+    def array(self, array: ArrayType, element_result: list[StructType]) -> list[StructType]:
+        return element_result
+
+    def map(self, map_type: MapType, key_result: list[StructType], value_result: list[StructType]) -> list[StructType]:
+        return key_result + value_result
+
+    def primitive(self, primitive: PrimitiveType) -> list[StructType]:
+        return []
+
+    def variant(self, variant: VariantType) -> list[StructType]:
+        return []
+
+
 def _structs_in(dtype: DataType) -> list[StructType]:
-    """The struct types directly at ``dtype`` (itself, or the element/key/value of arrays and maps)."""
-    if isinstance(dtype, StructType):
-        return [dtype]
-    if isinstance(dtype, ArrayType):
-        return _structs_in(dtype.element_type)
-    if isinstance(dtype, MapType):
-        return _structs_in(dtype.key_type) + _structs_in(dtype.value_type)
-    return []
+    return visit(dtype, _StructsAt())
 
 
-def _check_layout(dtype: DataType, file_fields: list[pa.Field], where: str, schema_where: str) -> None:
-    """``check_physical_layout`` of struct ``dtype`` against the file's fields at that level."""
-    assert isinstance(dtype, StructType)
-    for f in dtype.fields:
-        physical = _physical_name(f, schema_where)
-        found = _by_id(file_fields, _field_id(f, schema_where), where)
+class _LayoutPartner(ArrowTypePartner):
+    """``check_physical_layout``: each field of the table the file holds (its partner: the
+    file's field under its physical name) must sit there with its own id."""
+
+    def __init__(self, where: str, schema_where: str) -> None:
+        self.where = where
+        self.schema_where = schema_where
+
+    def field_partner(self, struct_partner: Any, index: int, field: StructField) -> Any:
+        if isinstance(struct_partner, list):
+            file_fields = struct_partner  # the file's top-level columns
+        elif struct_partner is not None and pa.types.is_struct(struct_partner):
+            file_fields = list(struct_partner)
+        else:
+            return None
+        physical = _physical_name(field, self.schema_where)
+        found = _by_id(file_fields, _field_id(field, self.schema_where), self.where)
         named = next((x for x in file_fields if x.name == physical), None)
         if found is None and named is None:
-            continue  # the file lacks the column: nulls whichever way it is resolved
+            return None  # the file lacks the column: nulls whichever way it is resolved
         if found != physical or named is None:
             raise ColumnMappingError(
-                f"{where}: field id {_field_id(f, schema_where)} ({f.name!r}) is stored as {found!r}, not under its "
-                f"physical name {physical!r}; this reader resolves id-mode columns by physical name (Table.scan "
-                "resolves them by id)"
+                f"{self.where}: field id {_field_id(field, self.schema_where)} ({field.name!r}) is stored as {found!r}, "
+                f"not under its physical name {physical!r}; this reader resolves id-mode columns by physical name "
+                "(Table.scan resolves them by id)"
             )
-        _check_nested(f.type, named.type, where, schema_where)
-
-
-def _check_nested(dtype: DataType, file_type: pa.DataType, where: str, schema_where: str) -> None:
-    if isinstance(dtype, StructType) and pa.types.is_struct(file_type):
-        _check_layout(dtype, list(file_type), where, schema_where)
-    elif isinstance(dtype, ArrayType) and (pa.types.is_list(file_type) or pa.types.is_large_list(file_type)):
-        _check_nested(dtype.element_type, file_type.value_type, where, schema_where)
-    elif isinstance(dtype, MapType) and pa.types.is_map(file_type):
-        _check_nested(dtype.key_type, file_type.key_type, where, schema_where)
-        _check_nested(dtype.value_type, file_type.item_type, where, schema_where)
+        return named
 
 
 def _has_id(f: pa.Field) -> bool:
@@ -528,15 +618,8 @@ def _by_id(fields: Any, wanted: int, where: str) -> str | None:
 
 
 def _check_ids(dtype: DataType, where: str) -> None:
-    if isinstance(dtype, StructType):
-        for f in dtype.fields:
-            _field_id(f, where)
-            _check_ids(f.type, where)
-    elif isinstance(dtype, ArrayType):
-        _check_ids(dtype.element_type, where)
-    elif isinstance(dtype, MapType):
-        _check_ids(dtype.key_type, where)
-        _check_ids(dtype.value_type, where)
+    for f in _walk_fields(dtype):
+        _field_id(f, where)
 
 
 def _relabel(stats: Any, paths: Mapping[tuple[str, ...], tuple[str, ...]]) -> Any:
@@ -645,29 +728,44 @@ def _convert(array: pa.Array, dtype: DataType, mode: str | None, where: str) -> 
 def _needs_walk(file_type: pa.DataType, dtype: DataType) -> bool:
     """Whether a column whose Arrow type is not the table's needs more than a cast: a
     struct below (fields are matched by name or id, not position)."""
-    if isinstance(dtype, StructType):
-        return True
-    if isinstance(dtype, ArrayType):
-        return _needs_walk(file_type, dtype.element_type)
-    if isinstance(dtype, MapType):
-        return _needs_walk(file_type, dtype.key_type) or _needs_walk(file_type, dtype.value_type)
-    return False
+    return any(isinstance(t, StructType) for t in iter_types(dtype))
+
+
+class _FileLeaves(PartnerAccessor[Any]):
+    """Partners ``(Arrow type, where)`` from a file's column: struct fields by display name."""
+
+    def field_partner(self, struct_partner: Any, index: int, field: StructField) -> Any:
+        if struct_partner is None or not pa.types.is_struct(struct_partner[0]):
+            return None
+        file_type, where = struct_partner
+        i = file_type.get_field_index(field.name)
+        return (file_type.field(i).type, f"{where}.{field.name}") if i >= 0 else None
+
+    def element_partner(self, array_partner: Any) -> Any:
+        if array_partner is None or not (pa.types.is_list(array_partner[0]) or pa.types.is_large_list(array_partner[0])):
+            return None
+        return array_partner[0].value_type, f"{array_partner[1]}.element"
+
+    def key_partner(self, map_partner: Any) -> Any:
+        if map_partner is None or not pa.types.is_map(map_partner[0]):
+            return None
+        return map_partner[0].key_type, f"{map_partner[1]}.key"
+
+    def value_partner(self, map_partner: Any) -> Any:
+        if map_partner is None or not pa.types.is_map(map_partner[0]):
+            return None
+        return map_partner[0].item_type, f"{map_partner[1]}.value"
+
+
+class _CheckLeaves(SchemaWithPartnerVisitor[Any, None]):
+    def primitive(self, primitive: PrimitiveType, partner: Any) -> None:
+        if partner is not None:
+            _check_leaf(partner[0], primitive, partner[1])
 
 
 def _check_leaves(file_type: pa.DataType, dtype: DataType, where: str) -> None:
     """Leaf type checks of a column read by display names (no rebuild): structs by name."""
-    if isinstance(dtype, StructType) and pa.types.is_struct(file_type):
-        for f in dtype.fields:
-            index = file_type.get_field_index(f.name)
-            if index >= 0:
-                _check_leaves(file_type.field(index).type, f.type, f"{where}.{f.name}")
-    elif isinstance(dtype, ArrayType) and (pa.types.is_list(file_type) or pa.types.is_large_list(file_type)):
-        _check_leaves(file_type.value_type, dtype.element_type, f"{where}.element")
-    elif isinstance(dtype, MapType) and pa.types.is_map(file_type):
-        _check_leaves(file_type.key_type, dtype.key_type, f"{where}.key")
-        _check_leaves(file_type.item_type, dtype.value_type, f"{where}.value")
-    elif isinstance(dtype, PrimitiveType):
-        _check_leaf(file_type, dtype, where)
+    visit_with_partner(dtype, (file_type, where), _CheckLeaves(), _FileLeaves())
 
 
 def to_table_type(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Union
+from typing import Any, Generic, Iterator, Mapping, TypeVar, Union
 
 import pyarrow as pa
 
@@ -36,6 +36,15 @@ __all__ = [
     "StructField",
     "StructType",
     "VariantType",
+    "ArrowTypePartner",
+    "DeltaTypePartner",
+    "PartnerAccessor",
+    "PathVisitor",
+    "SchemaRebuilder",
+    "SchemaVisitor",
+    "SchemaWithPartnerVisitor",
+    "visit",
+    "visit_with_partner",
     "contains_variant",
     "parse_schema",
     "to_arrow_schema",
@@ -186,6 +195,8 @@ class StructType:
 
 
 DataType = Union[PrimitiveType, VariantType, ArrayType, MapType, StructType]
+T = TypeVar("T")
+P = TypeVar("P")
 
 
 def parse_schema(schema_string: str, where: str = "schemaString") -> StructType:
@@ -275,17 +286,293 @@ def _parse_field(obj: Any, at: str, level: int) -> StructField:
     return StructField(name, _parse_type(obj["type"], f"{at}.type", level), _bool(obj, "nullable", at), metadata)
 
 
+# --- visiting a type tree ---------------------------------------------------------------------
+
+
+class SchemaVisitor(Generic[T]):
+    """A fold over a Delta type tree, children first: ``visit`` calls ``primitive`` or
+    ``variant`` on a leaf, ``field`` with the result of the field's type, ``struct`` with
+    its fields' results, ``array`` and ``map`` with their children's results. The
+    ``before_*``/``after_*`` hooks run around each child (a field, an array's element, a
+    map's key and value): pre-order work such as tracking the path goes there. A
+    Variant is a leaf (its shredded group is not part of the schema). Every method
+    returns None unless overridden (a visitor working through its hooks alone)."""
+
+    def before_field(self, field: StructField) -> None:
+        pass
+
+    def after_field(self, field: StructField) -> None:
+        pass
+
+    def before_element(self, array: ArrayType) -> None:
+        pass
+
+    def after_element(self, array: ArrayType) -> None:
+        pass
+
+    def before_key(self, map_type: MapType) -> None:
+        pass
+
+    def after_key(self, map_type: MapType) -> None:
+        pass
+
+    def before_value(self, map_type: MapType) -> None:
+        pass
+
+    def after_value(self, map_type: MapType) -> None:
+        pass
+
+    def struct(self, struct: StructType, field_results: list[T]) -> T:
+        return None  # type: ignore[return-value]
+
+    def field(self, field: StructField, type_result: T) -> T:
+        return None  # type: ignore[return-value]
+
+    def array(self, array: ArrayType, element_result: T) -> T:
+        return None  # type: ignore[return-value]
+
+    def map(self, map_type: MapType, key_result: T, value_result: T) -> T:
+        return None  # type: ignore[return-value]
+
+    def primitive(self, primitive: PrimitiveType) -> T:
+        return None  # type: ignore[return-value]
+
+    def variant(self, variant: VariantType) -> T:
+        return None  # type: ignore[return-value]
+
+
+def visit(dtype: DataType, visitor: SchemaVisitor[T]) -> T:
+    """Fold ``dtype`` with ``visitor`` (see ``SchemaVisitor``); depth is bounded by
+    ``MAX_NESTING_DEPTH``, so the recursion is too."""
+    if isinstance(dtype, StructType):
+        results = []
+        for f in dtype.fields:
+            visitor.before_field(f)
+            results.append(visitor.field(f, visit(f.type, visitor)))
+            visitor.after_field(f)
+        return visitor.struct(dtype, results)
+    if isinstance(dtype, ArrayType):
+        visitor.before_element(dtype)
+        element = visit(dtype.element_type, visitor)
+        visitor.after_element(dtype)
+        return visitor.array(dtype, element)
+    if isinstance(dtype, MapType):
+        visitor.before_key(dtype)
+        key = visit(dtype.key_type, visitor)
+        visitor.after_key(dtype)
+        visitor.before_value(dtype)
+        value = visit(dtype.value_type, visitor)
+        visitor.after_value(dtype)
+        return visitor.map(dtype, key, value)
+    if isinstance(dtype, VariantType):
+        return visitor.variant(dtype)
+    if isinstance(dtype, PrimitiveType):
+        return visitor.primitive(dtype)
+    raise TypeError(f"not a Delta type: {dtype!r}")
+
+
+class SchemaRebuilder(SchemaVisitor[Any]):
+    """A visitor that rebuilds the type it visits, unchanged: override a method to change
+    those nodes (``field`` returns a ``StructField``, every other method a type)."""
+
+    def struct(self, struct: StructType, field_results: list[Any]) -> Any:
+        return StructType(tuple(field_results))
+
+    def field(self, field: StructField, type_result: Any) -> Any:
+        return StructField(field.name, type_result, field.nullable, field.metadata)
+
+    def array(self, array: ArrayType, element_result: Any) -> Any:
+        return ArrayType(element_result, array.contains_null)
+
+    def map(self, map_type: MapType, key_result: Any, value_result: Any) -> Any:
+        return MapType(key_result, value_result, map_type.value_contains_null)
+
+    def primitive(self, primitive: PrimitiveType) -> Any:
+        return primitive
+
+    def variant(self, variant: VariantType) -> Any:
+        return variant
+
+
+class PathVisitor(SchemaVisitor[T]):
+    """A ``SchemaVisitor`` that knows where it is: ``path`` holds the names of the steps
+    from the visited type to the current node -- field names, ``element``, ``key``,
+    ``value`` -- as ``type_widening``'s ``fieldPath`` spells them."""
+
+    def __init__(self) -> None:
+        self.path: list[str] = []
+
+    def before_field(self, field: StructField) -> None:
+        self.path.append(field.name)
+
+    def after_field(self, field: StructField) -> None:
+        self.path.pop()
+
+    def before_element(self, array: ArrayType) -> None:
+        self.path.append("element")
+
+    def after_element(self, array: ArrayType) -> None:
+        self.path.pop()
+
+    def before_key(self, map_type: MapType) -> None:
+        self.path.append("key")
+
+    def after_key(self, map_type: MapType) -> None:
+        self.path.pop()
+
+    def before_value(self, map_type: MapType) -> None:
+        self.path.append("value")
+
+    def after_value(self, map_type: MapType) -> None:
+        self.path.pop()
+
+
+class PartnerAccessor(Generic[P]):
+    """How ``visit_with_partner`` walks a partner structure (an Arrow type, an array,
+    another Delta type) beside a Delta type. Each method gets the partner of the parent
+    node (None when there is none) and returns the child's partner, or None when the
+    partner has no such child (or is not of the parent's kind)."""
+
+    def field_partner(self, struct_partner: P | None, index: int, field: StructField) -> P | None:
+        raise NotImplementedError
+
+    def field_type_partner(self, field_partner: P | None) -> P | None:
+        """The partner of a field's type, given the field's partner (the same by default)."""
+        return field_partner
+
+    def element_partner(self, array_partner: P | None) -> P | None:
+        raise NotImplementedError
+
+    def key_partner(self, map_partner: P | None) -> P | None:
+        raise NotImplementedError
+
+    def value_partner(self, map_partner: P | None) -> P | None:
+        raise NotImplementedError
+
+
+class SchemaWithPartnerVisitor(Generic[P, T]):
+    """A fold over a Delta type and a partner structure walked beside it (``visit_with_partner``):
+    every method gets the node's partner too (None where the partner has none); every method
+    returns None unless overridden."""
+
+    def struct(self, struct: StructType, partner: P | None, field_results: list[T]) -> T:
+        return None  # type: ignore[return-value]
+
+    def field(self, field: StructField, partner: P | None, type_result: T) -> T:
+        return None  # type: ignore[return-value]
+
+    def array(self, array: ArrayType, partner: P | None, element_result: T) -> T:
+        return None  # type: ignore[return-value]
+
+    def map(self, map_type: MapType, partner: P | None, key_result: T, value_result: T) -> T:
+        return None  # type: ignore[return-value]
+
+    def primitive(self, primitive: PrimitiveType, partner: P | None) -> T:
+        return None  # type: ignore[return-value]
+
+    def variant(self, variant: VariantType, partner: P | None) -> T:
+        return None  # type: ignore[return-value]
+
+
+def visit_with_partner(
+    dtype: DataType, partner: P | None, visitor: SchemaWithPartnerVisitor[P, T], accessor: PartnerAccessor[P]
+) -> T:
+    """Fold ``dtype`` with ``visitor``, children first, the ``accessor`` finding each
+    child's partner in ``partner`` just before the child is visited."""
+    if isinstance(dtype, StructType):
+        results = []
+        for i, f in enumerate(dtype.fields):
+            fp = accessor.field_partner(partner, i, f)
+            results.append(visitor.field(f, fp, visit_with_partner(f.type, accessor.field_type_partner(fp), visitor, accessor)))
+        return visitor.struct(dtype, partner, results)
+    if isinstance(dtype, ArrayType):
+        element = visit_with_partner(dtype.element_type, accessor.element_partner(partner), visitor, accessor)
+        return visitor.array(dtype, partner, element)
+    if isinstance(dtype, MapType):
+        key = visit_with_partner(dtype.key_type, accessor.key_partner(partner), visitor, accessor)
+        value = visit_with_partner(dtype.value_type, accessor.value_partner(partner), visitor, accessor)
+        return visitor.map(dtype, partner, key, value)
+    if isinstance(dtype, VariantType):
+        return visitor.variant(dtype, partner)
+    if isinstance(dtype, PrimitiveType):
+        return visitor.primitive(dtype, partner)
+    raise TypeError(f"not a Delta type: {dtype!r}")
+
+
+class DeltaTypePartner(PartnerAccessor[Any]):
+    """Partners from another Delta type: a struct's fields by position (its ``StructField``,
+    whose type partners the field's type), an array's element, a map's key and value;
+    None where the shapes part."""
+
+    def field_partner(self, struct_partner: Any, index: int, field: StructField) -> Any:
+        if isinstance(struct_partner, StructType) and index < len(struct_partner.fields):
+            return struct_partner.fields[index]
+        return None
+
+    def field_type_partner(self, field_partner: Any) -> Any:
+        return field_partner.type if field_partner is not None else None
+
+    def element_partner(self, array_partner: Any) -> Any:
+        return array_partner.element_type if isinstance(array_partner, ArrayType) else None
+
+    def key_partner(self, map_partner: Any) -> Any:
+        return map_partner.key_type if isinstance(map_partner, MapType) else None
+
+    def value_partner(self, map_partner: Any) -> Any:
+        return map_partner.value_type if isinstance(map_partner, MapType) else None
+
+
+class ArrowTypePartner(PartnerAccessor[Any]):
+    """Partners from an Arrow type: a struct's child field by name (its ``pa.Field``, whose
+    type partners the field's type; override ``field_partner`` to match otherwise), a
+    list's value type, a map's key and item types; None where the shapes part."""
+
+    def field_partner(self, struct_partner: Any, index: int, field: StructField) -> Any:
+        if struct_partner is None or not pa.types.is_struct(struct_partner):
+            return None
+        i = struct_partner.get_field_index(field.name)
+        return struct_partner.field(i) if i >= 0 else None
+
+    def field_type_partner(self, field_partner: Any) -> Any:
+        return field_partner.type if field_partner is not None else None
+
+    def element_partner(self, array_partner: Any) -> Any:
+        if array_partner is not None and (pa.types.is_list(array_partner) or pa.types.is_large_list(array_partner)):
+            return array_partner.value_type
+        return None
+
+    def key_partner(self, map_partner: Any) -> Any:
+        return map_partner.key_type if map_partner is not None and pa.types.is_map(map_partner) else None
+
+    def value_partner(self, map_partner: Any) -> Any:
+        return map_partner.item_type if map_partner is not None and pa.types.is_map(map_partner) else None
+
+
+class _TypesOf(SchemaVisitor[list[DataType]]):
+    """Every type of a tree, depth first (a node before its children)."""
+
+    def struct(self, struct: StructType, field_results: list[list[DataType]]) -> list[DataType]:
+        return [struct, *(t for r in field_results for t in r)]
+
+    def field(self, field: StructField, type_result: list[DataType]) -> list[DataType]:
+        return type_result
+
+    def array(self, array: ArrayType, element_result: list[DataType]) -> list[DataType]:
+        return [array, *element_result]
+
+    def map(self, map_type: MapType, key_result: list[DataType], value_result: list[DataType]) -> list[DataType]:
+        return [map_type, *key_result, *value_result]
+
+    def primitive(self, primitive: PrimitiveType) -> list[DataType]:
+        return [primitive]
+
+    def variant(self, variant: VariantType) -> list[DataType]:
+        return [variant]
+
+
 def iter_types(dtype: DataType) -> Iterator[DataType]:
     """``dtype`` and every type nested in it, depth first."""
-    yield dtype
-    if isinstance(dtype, StructType):
-        for f in dtype.fields:
-            yield from iter_types(f.type)
-    elif isinstance(dtype, ArrayType):
-        yield from iter_types(dtype.element_type)
-    elif isinstance(dtype, MapType):
-        yield from iter_types(dtype.key_type)
-        yield from iter_types(dtype.value_type)
+    return iter(visit(dtype, _TypesOf()))
 
 
 def iter_fields(struct: StructType) -> Iterator[StructField]:
@@ -338,27 +625,37 @@ _ARROW_PRIMITIVES: dict[str, pa.DataType] = {
 }
 
 
-def to_arrow_type(dtype: DataType) -> pa.DataType:
-    """The Arrow type of a Delta type (variant -> struct<metadata, value>)."""
-    if isinstance(dtype, VariantType):
-        return variant_arrow_type()
-    if isinstance(dtype, PrimitiveType):
-        if dtype.name in _ARROW_PRIMITIVES:
-            return _ARROW_PRIMITIVES[dtype.name]
-        m = _DECIMAL.match(dtype.name)
+class _ToArrow(SchemaVisitor[Any]):
+    def struct(self, struct: StructType, field_results: list[Any]) -> Any:
+        return pa.struct(field_results)
+
+    def field(self, field: StructField, type_result: Any) -> Any:
+        return pa.field(field.name, type_result, nullable=field.nullable)
+
+    def array(self, array: ArrayType, element_result: Any) -> Any:
+        return pa.list_(pa.field("element", element_result, nullable=array.contains_null))
+
+    def map(self, map_type: MapType, key_result: Any, value_result: Any) -> Any:
+        return pa.map_(
+            pa.field("key", key_result, nullable=False),
+            pa.field("value", value_result, nullable=map_type.value_contains_null),
+        )
+
+    def primitive(self, primitive: PrimitiveType) -> Any:
+        if primitive.name in _ARROW_PRIMITIVES:
+            return _ARROW_PRIMITIVES[primitive.name]
+        m = _DECIMAL.match(primitive.name)
         if m:
             return pa.decimal128(int(m.group(1)), int(m.group(2)))
-        raise SchemaParseError(f"no Arrow type for Delta type {dtype.name!r}")
-    if isinstance(dtype, StructType):
-        return pa.struct([_arrow_field(f) for f in dtype.fields])
-    if isinstance(dtype, ArrayType):
-        return pa.list_(pa.field("element", to_arrow_type(dtype.element_type), nullable=dtype.contains_null))
-    if isinstance(dtype, MapType):
-        return pa.map_(
-            pa.field("key", to_arrow_type(dtype.key_type), nullable=False),
-            pa.field("value", to_arrow_type(dtype.value_type), nullable=dtype.value_contains_null),
-        )
-    raise TypeError(f"not a Delta type: {dtype!r}")
+        raise SchemaParseError(f"no Arrow type for Delta type {primitive.name!r}")
+
+    def variant(self, variant: VariantType) -> Any:
+        return variant_arrow_type()
+
+
+def to_arrow_type(dtype: DataType) -> pa.DataType:
+    """The Arrow type of a Delta type (variant -> struct<metadata, value>)."""
+    return visit(dtype, _ToArrow())
 
 
 def _arrow_field(f: StructField) -> pa.Field:

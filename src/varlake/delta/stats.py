@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from varlake.delta import config
 from varlake.delta.json_fields import LONG_MAX, LONG_MIN, load_json
-from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructType, VariantType
+from varlake.delta.schema import ArrayType, DataType, MapType, PathVisitor, PrimitiveType, StructField, StructType, VariantType, visit
 import numpy as np
 
 from varlake.errors import VarlakeError
@@ -40,7 +40,6 @@ from varlake.semantics.numbers import float32_of_fraction, to_float32
 from varlake.shred.stats import delta_stats, string_bounds, variant_footer_stats
 from varlake.variant import Float32, TimestampNanos
 from varlake.variant.constants import FAMILY_OF_PRIMITIVE
-from varlake.variant.constants import TypeFamily as CodecFamily
 from varlake.variant.decoder import MetadataView, guarded, object_entries, primitive_to_python, read_uint, type_info
 from varlake.variant.z85 import ALPHABET as Z85_ALPHABET
 
@@ -55,12 +54,39 @@ _DECIMAL_TYPE = re.compile(r"^decimal\((\d+),(\d+)\)$")
 def leaf_columns(schema: StructType, prefix: ColumnPath = ()) -> Iterator[tuple[ColumnPath, DataType]]:
     """Stats-bearing leaves in schema order: primitives and Variants, descending into structs
     (arrays and maps hold no statistics)."""
-    for f in schema.fields:
-        path = (*prefix, f.name)
-        if isinstance(f.type, StructType):
-            yield from leaf_columns(f.type, path)
-        elif not isinstance(f.type, (ArrayType, MapType)):
-            yield path, f.type
+    found = _LeafColumns()
+    visit(schema, found)
+    return iter([((*prefix, *path), t) for path, t in found.leaves])
+
+
+class _LeafColumns(PathVisitor[None]):
+    """``leaf_columns``: primitives and Variants reached through structs alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.leaves: list[tuple[ColumnPath, DataType]] = []
+        self.inside = 0  # arrays and maps around the current node
+
+    def before_field(self, field: StructField) -> None:
+        super().before_field(field)
+        if not self.inside and isinstance(field.type, (PrimitiveType, VariantType)):
+            self.leaves.append((tuple(self.path), field.type))
+
+    def before_element(self, array: ArrayType) -> None:
+        super().before_element(array)
+        self.inside += 1
+
+    def after_element(self, array: ArrayType) -> None:
+        super().after_element(array)
+        self.inside -= 1
+
+    def before_key(self, map_type: MapType) -> None:
+        super().before_key(map_type)
+        self.inside += 1
+
+    def after_value(self, map_type: MapType) -> None:
+        super().after_value(map_type)
+        self.inside -= 1
 
 
 def _set(target: dict[str, Any], path: ColumnPath, value: Any) -> None:
@@ -193,20 +219,6 @@ def stats_json(meta: pq.FileMetaData, schema: StructType, num_indexed_cols: int 
 
 # --- reading --------------------------------------------------------------------------------
 
-_FAMILY = {
-    CodecFamily.EXACT_NUMERIC: TypeFamily.EXACT_NUMERIC,
-    CodecFamily.DOUBLE: TypeFamily.DOUBLE,
-    CodecFamily.FLOAT: TypeFamily.FLOAT,
-    CodecFamily.STRING: TypeFamily.STRING,
-    CodecFamily.BOOLEAN: TypeFamily.BOOLEAN,
-    CodecFamily.DATE: TypeFamily.DATE,
-    CodecFamily.TIMESTAMP: TypeFamily.TIMESTAMP,
-    CodecFamily.TIMESTAMP_NTZ: TypeFamily.TIMESTAMP_NTZ,
-    CodecFamily.BINARY: TypeFamily.BINARY,
-    CodecFamily.TIME: TypeFamily.TIME,
-    CodecFamily.UUID: TypeFamily.UUID,
-}
-
 
 def _parse_timestamp(text: str, aware: bool, is_max: bool) -> _dt.datetime | None:
     try:
@@ -321,8 +333,8 @@ def _variant_bounds_cached(text: str) -> tuple[tuple[str, VariantBound], ...]:
         return ()
     out = []
     for key, value, type_id in decoded:
-        family = _FAMILY.get(FAMILY_OF_PRIMITIVE.get(type_id))  # type: ignore[arg-type]
-        if family is None or isinstance(value, TimestampNanos):
+        family = FAMILY_OF_PRIMITIVE.get(type_id)
+        if family is None or family is TypeFamily.NULL or isinstance(value, TimestampNanos):
             continue
         out.append((key, VariantBound(float(value) if isinstance(value, Float32) else value, family)))
     return tuple(out)

@@ -9,10 +9,10 @@ Readers convert values of files written before a widening to the current, wider 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructField, StructType
+from varlake.delta.schema import ArrayType, DataType, MapType, PathVisitor, PrimitiveType, StructField, StructType, visit
 from varlake.errors import UnsupportedTypeChangeError
 
 __all__ = ["TYPE_CHANGES_KEY", "check_schema_change", "is_widening", "validate_type_changes", "type_changes"]
@@ -83,22 +83,48 @@ def _type_at(dtype: DataType, field_path: str | None, where: str) -> DataType:
     return dtype
 
 
-def _fields(struct: StructType, prefix: str) -> Iterator[tuple[str, StructField]]:
-    """Every struct field with its dotted path, inside arrays and maps too."""
-    for f in struct.fields:
-        path = f"{prefix}.{f.name}" if prefix else f.name
-        yield path, f
-        yield from _nested(f.type, path)
+class _Paths(PathVisitor[None]):
+    """Every struct field with its dotted path, and every type that is not a struct with its
+    path and the nearest struct field above it, inside arrays and maps too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fields: list[tuple[str, StructField]] = []
+        self.leaves: list[tuple[str, DataType, StructField | None]] = []
+        self.owners: list[StructField] = []
+
+    def _enter(self, dtype: DataType) -> None:
+        if not isinstance(dtype, StructType):
+            self.leaves.append((".".join(self.path), dtype, self.owners[-1] if self.owners else None))
+
+    def before_field(self, field: StructField) -> None:
+        super().before_field(field)
+        self.fields.append((".".join(self.path), field))
+        self.owners.append(field)
+        self._enter(field.type)
+
+    def after_field(self, field: StructField) -> None:
+        super().after_field(field)
+        self.owners.pop()
+
+    def before_element(self, array: ArrayType) -> None:
+        super().before_element(array)
+        self._enter(array.element_type)
+
+    def before_key(self, map_type: MapType) -> None:
+        super().before_key(map_type)
+        self._enter(map_type.key_type)
+
+    def before_value(self, map_type: MapType) -> None:
+        super().before_value(map_type)
+        self._enter(map_type.value_type)
 
 
-def _nested(dtype: DataType, path: str) -> Iterator[tuple[str, StructField]]:
-    if isinstance(dtype, StructType):
-        yield from _fields(dtype, path)
-    elif isinstance(dtype, ArrayType):
-        yield from _nested(dtype.element_type, f"{path}.element")
-    elif isinstance(dtype, MapType):
-        yield from _nested(dtype.key_type, f"{path}.key")
-        yield from _nested(dtype.value_type, f"{path}.value")
+def _paths(dtype: DataType) -> _Paths:
+    found = _Paths()
+    found._enter(dtype)
+    visit(dtype, found)
+    return found
 
 
 def type_changes(metadata: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
@@ -114,7 +140,7 @@ def type_changes(metadata: Mapping[str, Any], where: str) -> list[Mapping[str, A
 def validate_type_changes(schema: StructType, where: str = "schema") -> None:
     """Refuse (``UnsupportedTypeChangeError``, naming field and types) any recorded type
     change that is not a widening Delta allows (or whose ``fieldPath`` leads nowhere)."""
-    for path, f in _fields(schema, ""):
+    for path, f in _paths(schema).fields:
         at = f"{where}: field {path!r}"
         changes = type_changes(f.metadata, at)
         for change in changes:
@@ -128,20 +154,6 @@ def validate_type_changes(schema: StructType, where: str = "schema") -> None:
                 )
 
 
-def _leaves(dtype: DataType, path: str, owner: StructField | None) -> Iterator[tuple[str, DataType, StructField | None]]:
-    """Every non-struct type below ``dtype`` with its dotted path and the nearest struct field."""
-    if isinstance(dtype, StructType):
-        for f in dtype.fields:
-            yield from _leaves(f.type, f"{path}.{f.name}" if path else f.name, f)
-        return
-    yield path, dtype, owner
-    if isinstance(dtype, ArrayType):
-        yield from _leaves(dtype.element_type, f"{path}.element", owner)
-    elif isinstance(dtype, MapType):
-        yield from _leaves(dtype.key_type, f"{path}.key", owner)
-        yield from _leaves(dtype.value_type, f"{path}.value", owner)
-
-
 def _kind(dtype: DataType) -> str:
     return dtype.name if isinstance(dtype, PrimitiveType) else type(dtype).__name__
 
@@ -150,8 +162,8 @@ def check_schema_change(old: StructType, new: StructType, widening_supported: bo
     """Refuse a new schema that changes the type of a column existing data files hold
     (PROTOCOL.md "Consistency Between Table Metadata and Data Files"), unless it is a
     widening the table supports and records in ``delta.typeChanges``."""
-    before = {path: dtype for path, dtype, _ in _leaves(old, "", None)}
-    for path, dtype, owner in _leaves(new, "", None):
+    before = {path: dtype for path, dtype, _ in _paths(old).leaves}
+    for path, dtype, owner in _paths(new).leaves:
         was = before.get(path)
         if was is None or _kind(was) == _kind(dtype):
             continue

@@ -41,7 +41,7 @@ from varlake.expr.tree import (
     VariantGet,
 )
 from varlake.expr.types import normalize_type
-from varlake.expr.variant_paths import _normalize_variant_path, normalized_from_segments
+from varlake.expr.variant_paths import normalize_variant_path, normalized_from_segments
 
 _DIALECT = "databricks"
 _COMPARISONS: dict[type[exp.Expression], str] = {
@@ -280,7 +280,7 @@ def _variant_get(node: exp.Anonymous) -> VariantGet:
         raise _unsupported("variant_get call (it takes 2 or 3 arguments)", node)
     column = _column_of(args[0], node)
     path, target = _string_arg(args[1], node), (_string_arg(args[2], node) if len(args) == 3 else "variant")
-    return VariantGet(column, _normalize_variant_path(path), normalize_type(target),
+    return VariantGet(column, normalize_variant_path(path), normalize_type(target),
                       _VARIANT_GET[str(node.this).lower()], eager=True)
 
 

@@ -18,7 +18,7 @@ from sqlglot.tokens import Tokenizer
 from varlake.errors import ExpressionError, ExpressionTypeError
 from varlake.expr.casts import java_double_text, literal_type
 from varlake.expr.types import ColumnPath, normalize_type
-from varlake.expr.variant_paths import _normalize_variant_path
+from varlake.expr.variant_paths import normalize_variant_path
 from varlake.semantics.types import backquote
 
 NEGATED_OPS = {"=": "<>", "<>": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -332,13 +332,13 @@ def lit(value: Any, dtype: str | None = None) -> Literal:
 def vget(column: str | ColumnPath | Column, path: str, target: str = "variant") -> VariantGet:
     """``variant_get(column, path, target)``; the path is normalized to Delta's stats key form."""
     ref = column if isinstance(column, Column) else col(column)
-    return VariantGet(ref, _normalize_variant_path(path), normalize_type(target), try_=False)
+    return VariantGet(ref, normalize_variant_path(path), normalize_type(target), try_=False)
 
 
 def try_vget(column: str | ColumnPath | Column, path: str, target: str = "variant") -> VariantGet:
     """``try_variant_get``: a value that does not cast gives NULL instead of an error."""
     ref = column if isinstance(column, Column) else col(column)
-    return VariantGet(ref, _normalize_variant_path(path), normalize_type(target), try_=True)
+    return VariantGet(ref, normalize_variant_path(path), normalize_type(target), try_=True)
 
 
 def as_term(value: Any) -> Term:

@@ -2,37 +2,22 @@
 
 Types are plain canonical strings (Delta schema spelling: ``long``, ``integer``,
 ``decimal(10,2)``, ``timestamp_ntz`` ...) so that trees stay hashable and printable;
-a *family* groups types whose values share one order (all exact numerics compare with
-each other), which is what decides whether min/max statistics can prune a predicate.
+a *family* (``TypeFamily``, the Variant spec's equivalence classes, owned by the codec)
+groups types whose values share one order (all exact numerics compare with each other),
+which is what decides whether min/max statistics can prune a predicate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
 from typing import Any
 
 from varlake.errors import ExpressionTypeError, InvalidTypeStringError
 from varlake.semantics.numbers import INTEGRAL_RANGES
 from varlake.semantics.types import DELTA_NAMES, SparkType, parse_type
+from varlake.variant.constants import TypeFamily
 
 ColumnPath = tuple[str, ...]
-
-
-class TypeFamily(StrEnum):
-    """Groups of Variant primitive (and SQL) types whose values are mutually ordered."""
-
-    EXACT_NUMERIC = "exact_numeric"  # int8..int64, decimal4/8/16
-    DOUBLE = "double"
-    FLOAT = "float"
-    STRING = "string"
-    BOOLEAN = "boolean"
-    DATE = "date"
-    TIMESTAMP = "timestamp"
-    TIMESTAMP_NTZ = "timestamp_ntz"
-    BINARY = "binary"
-    TIME = "time"
-    UUID = "uuid"
 
 
 # Delta's names of the integral types and their ranges.
@@ -93,15 +78,26 @@ def is_numeric(type_name: str) -> bool:
     return type_name in INTEGRAL_TYPES or type_name in ("float", "double") or type_name.startswith("decimal(")
 
 
+#: Canonical SQL type name -> its family, for the types statistics describe (exact numerics
+#: by ``INTEGRAL_TYPES`` and ``decimal(``; UUID, Variant and nested types have none).
+_FAMILY_OF_TYPE: Mapping[str, TypeFamily] = {
+    "double": TypeFamily.DOUBLE,
+    "float": TypeFamily.FLOAT,
+    "string": TypeFamily.STRING,
+    "boolean": TypeFamily.BOOLEAN,
+    "date": TypeFamily.DATE,
+    "timestamp": TypeFamily.TIMESTAMP,
+    "timestamp_ntz": TypeFamily.TIMESTAMP_NTZ,
+    "binary": TypeFamily.BINARY,
+    "time": TypeFamily.TIME,
+}
+
+
 def family_of(type_name: str) -> TypeFamily | None:
     """Family of a canonical SQL type; None for types stats never describe (variant, struct ...)."""
     if type_name in INTEGRAL_TYPES or type_name.startswith("decimal("):
         return TypeFamily.EXACT_NUMERIC
-    try:
-        family = TypeFamily(type_name)
-    except ValueError:
-        return None
-    return None if family is TypeFamily.UUID else family
+    return _FAMILY_OF_TYPE.get(type_name)
 
 
 def flatten_delta_schema(schema: Mapping[str, Any]) -> dict[ColumnPath, str]:

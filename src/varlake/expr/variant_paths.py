@@ -13,7 +13,7 @@ from varlake.variant.path import VariantPath
 PathSegment = str | int
 
 
-def _normalize_variant_path(text: str) -> str:
+def normalize_variant_path(text: str) -> str:
     """RFC 9535 normalized form of a Spark ``variant_get`` path; raises InvalidPathError."""
     return VariantPath.parse(text).normalized
 

@@ -37,10 +37,13 @@ from varlake.delta.schema import (
     DataType,
     MapType,
     PrimitiveType,
+    SchemaVisitor,
+    StructField,
     StructType,
     VariantType,
     to_arrow_schema,
     variant_arrow_type,
+    visit,
 )
 from varlake.delta.stats import leaf_columns
 from varlake.errors import DataFileMissingError, TableError
@@ -83,7 +86,7 @@ def read_task(
     ``"<column>:<path>"`` Variant column per requested path (reading only what they need),
     without the rows its deletion vector deletes (loaded with ``deleted_rows``); ``mapping``
     (``ScanPlan.column_mapping``) says how the file names columns."""
-    part = _read_file(task, schema, partition_columns, open_file, columns, paths, mapping)
+    part = read_file(task, schema, partition_columns, open_file, columns, paths, mapping)
     keep = _keep_mask(task, part.num_rows, deleted_rows)
     return part if keep is None else keep_rows(part, keep)
 
@@ -97,7 +100,7 @@ def _keep_mask(task: ScanTask, num_rows: int, deleted_rows: DeletedRows | None) 
     return keep_mask(deleted_rows(task), num_rows, f"data file {task.relative_path!r}")
 
 
-def _read_file(
+def read_file(
     task: ScanTask,
     schema: StructType,
     partition_columns: Sequence[str],
@@ -200,7 +203,7 @@ def _after(computed: Sequence[Callable[[Mapping[str, Any]], Any]], row: Mapping[
     return True
 
 
-class _RowFilter:
+class RowFilter:
     """A residual filter run on rows as its ``filter_steps`` say (the order Spark checks them),
     or vectorised (``read.arrow_filter``) when nothing in it can raise or differ from the rows'."""
 
@@ -233,7 +236,7 @@ class _RowFilter:
         return np.fromiter((all(step(row) for step in steps) for row in table.to_pylist()), dtype=bool, count=table.num_rows)
 
 
-def _evaluated_row_groups(num_rows: int, guards: Sequence[RowEvaluator], source: Any, part: pa.Table) -> np.ndarray | None:
+def evaluated_row_groups(num_rows: int, guards: Sequence[RowEvaluator], source: Any, part: pa.Table) -> np.ndarray | None:
     """Which rows of a file are in row groups on which the filter is evaluated (None: all):
     a row group in which no row satisfies one of the ``guards``
     (``read.residual.row_group_guards``) is dropped unevaluated, as a Parquet reader drops
@@ -304,7 +307,7 @@ def read_tasks(
 
         extra = [c.path[0] for c in referenced_columns(plan.filter) if c.path[0] not in needed]
         needed = needed + sorted(set(extra), key=target.names.index)
-    filters: dict[Predicate, _RowFilter] = {}
+    filters: dict[Predicate, RowFilter] = {}
     guard_evaluators: dict[Predicate, list[RowEvaluator]] = {}
     eager_evaluators: dict[Predicate, list[RowEvaluator]] = {}
     parts = []
@@ -312,7 +315,7 @@ def read_tasks(
         residual = task.residual if task.residual is not None else plan.filter
         if isinstance(residual, AlwaysFalse):
             continue
-        part = _read_file(task, plan.schema, plan.partition_columns, open_file, needed, paths, plan.column_mapping)
+        part = read_file(task, plan.schema, plan.partition_columns, open_file, needed, paths, plan.column_mapping)
         keep = _keep_mask(task, part.num_rows, deleted_rows)
         filtered = residual is not None and not isinstance(residual, AlwaysTrue) and part.num_rows
         if filtered:
@@ -320,7 +323,7 @@ def read_tasks(
             if guards is None:
                 guards = guard_evaluators[residual] = [RowEvaluator(g) for g in row_group_guards(residual)]
             if guards:
-                groups = _evaluated_row_groups(part.num_rows, guards, open_file(task.relative_path), part)
+                groups = evaluated_row_groups(part.num_rows, guards, open_file(task.relative_path), part)
                 keep = groups if keep is None else keep if groups is None else keep & groups
         if keep is not None:
             part = keep_rows(part, keep)
@@ -334,7 +337,7 @@ def read_tasks(
                 extraction.evaluate_table(part)  # a value that does not convert raises, on any row
             row_filter = filters.get(residual)
             if row_filter is None:
-                row_filter = filters[residual] = _RowFilter(residual)
+                row_filter = filters[residual] = RowFilter(residual)
             part = keep_rows(part, row_filter.mask(part))
         parts.append(part)
     path_names = [f"{c}:{p}" for c, ps in (paths or {}).items() for p in ps]
@@ -345,17 +348,29 @@ def read_tasks(
     return tag_variants(table, plan.schema) if arrow_extension else table
 
 
+class _VariantPaths(SchemaVisitor[list[ArrowPath]]):
+    def struct(self, struct: StructType, field_results: list[list[ArrowPath]]) -> list[ArrowPath]:
+        return [p for r in field_results for p in r]
+
+    def field(self, field: StructField, type_result: list[ArrowPath]) -> list[ArrowPath]:
+        return [(field.name, *p) for p in type_result]
+
+    def array(self, array: ArrayType, element_result: list[ArrowPath]) -> list[ArrowPath]:
+        return [(LIST_ELEMENT, *p) for p in element_result]
+
+    def map(self, map_type: MapType, key_result: list[ArrowPath], value_result: list[ArrowPath]) -> list[ArrowPath]:
+        return [(MAP_VALUE, *p) for p in value_result]
+
+    def primitive(self, primitive: PrimitiveType) -> list[ArrowPath]:
+        return []
+
+    def variant(self, variant: VariantType) -> list[ArrowPath]:
+        return [()]
+
+
 def variant_arrow_paths(dtype: DataType) -> list[ArrowPath]:
     """Arrow paths (``shred.nested``) of the Variants in a column of Delta type ``dtype``."""
-    if isinstance(dtype, VariantType):
-        return [()]
-    if isinstance(dtype, StructType):
-        return [(f.name, *p) for f in dtype.fields for p in variant_arrow_paths(f.type)]
-    if isinstance(dtype, ArrayType):
-        return [(LIST_ELEMENT, *p) for p in variant_arrow_paths(dtype.element_type)]
-    if isinstance(dtype, MapType):
-        return [(MAP_VALUE, *p) for p in variant_arrow_paths(dtype.value_type)]
-    return []
+    return visit(dtype, _VariantPaths())
 
 
 def tag_variants(table: pa.Table, schema: StructType) -> pa.Table:

@@ -202,7 +202,7 @@ def partition_types(schema: StructType, partition_columns: tuple[str, ...]) -> d
     return out
 
 
-_READ, _PARTITION, _STATS, _PUT_BACK = range(4)
+PLACE_READ, PLACE_PARTITION_SKIPPED, PLACE_STATS_SKIPPED, PLACE_PUT_BACK = range(4)
 
 
 class _Residual:
@@ -213,7 +213,7 @@ class _Residual:
     def __init__(self, filter: Predicate, partitions: Mapping[str, str], tz: str) -> None:
         self.filter = filter
         self.casts = cast_proofs(filter)
-        self.fixed = _PARTITION if isinstance(filter, AlwaysFalse) else _READ if isinstance(filter, AlwaysTrue) else None
+        self.fixed = PLACE_PARTITION_SKIPPED if isinstance(filter, AlwaysFalse) else PLACE_READ if isinstance(filter, AlwaysTrue) else None
         self.might_match = (
             SkippingEvaluator(filter, partitions, session_tz=tz).might_match if self.fixed is None else None
         )
@@ -241,10 +241,10 @@ class _Residual:
         if self.fixed is not None:
             return self.fixed, ()
         if self.might_match(stats):  # type: ignore[misc]
-            return _READ, ()
+            return PLACE_READ, ()
         if self._all_proven(stats) or self.guard_excludes(stats):
-            return _STATS, ()  # nothing can raise, or no row group is ever evaluated
-        return _PUT_BACK, self.unproven(stats)
+            return PLACE_STATS_SKIPPED, ()  # nothing can raise, or no row group is ever evaluated
+        return PLACE_PUT_BACK, self.unproven(stats)
 
 
 def _conjunction(proofs: tuple[Callable[[FileStats], bool], ...]) -> Callable[[FileStats], bool]:
@@ -259,7 +259,7 @@ def _conjunction(proofs: tuple[Callable[[FileStats], bool], ...]) -> Callable[[F
     return lambda stats: all(p(stats) for p in proofs)
 
 
-class _Residuals:
+class Residuals:
     """The residual filter of each distinct set of partition values of one scan."""
 
     def __init__(self, filter: Predicate, partitions: Mapping[str, str], session_tz: str) -> None:
@@ -300,7 +300,7 @@ def plan_scan(
     schema = snapshot.schema
     bound = bind_filter(filter, schema, session_tz)
     residuals = (
-        _Residuals(bound, partition_types(schema, tuple(snapshot.partition_columns)), session_tz)
+        Residuals(bound, partition_types(schema, tuple(snapshot.partition_columns)), session_tz)
         if bound is not None
         else None
     )
@@ -340,11 +340,11 @@ def plan_scan(
         residual = residuals.of(values)
         where, terms = residual.place(stats)
         task = ScanTask(add, rel, stats, residual.filter, dv, logical)
-        if where == _READ:
+        if where == PLACE_READ:
             keep.append(task)
-        elif where == _STATS:
+        elif where == PLACE_STATS_SKIPPED:
             by_stats.append(task)
-        elif where == _PARTITION:
+        elif where == PLACE_PARTITION_SKIPPED:
             by_partition.append(task)
         else:
             keep.append(task)

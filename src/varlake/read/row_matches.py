@@ -31,8 +31,8 @@ from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
 from varlake.expr import AlwaysFalse, AlwaysTrue, IsNotNull, Predicate, RowEvaluator, referenced_columns
 from varlake.expr.rows import row_variant_get
-from varlake.read.arrow_reader import DeletedRows, FileOpener, _evaluated_row_groups, _read_file, _RowFilter
-from varlake.read.planner import _PARTITION, _STATS, ScanPlan, ScanTask, _Residuals, partition_types
+from varlake.read.arrow_reader import DeletedRows, FileOpener, RowFilter, evaluated_row_groups, read_file
+from varlake.read.planner import PLACE_PARTITION_SKIPPED, PLACE_STATS_SKIPPED, Residuals, ScanPlan, ScanTask, partition_types
 from varlake.read.residual import eager_terms, row_group_guards
 
 __all__ = ["FileRows", "RowMatcher", "added_file_matcher", "match_rows"]
@@ -71,14 +71,14 @@ class RowMatcher:
         self.plan = plan
         self.open_file = open_file
         self.deleted_rows = deleted_rows
-        self._filters: dict[Predicate, tuple[_RowFilter, list[RowEvaluator], list[RowEvaluator]]] = {}
+        self._filters: dict[Predicate, tuple[RowFilter, list[RowEvaluator], list[RowEvaluator]]] = {}
 
-    def _compiled(self, residual: Predicate) -> tuple[_RowFilter, list[RowEvaluator], list[RowEvaluator]]:
+    def _compiled(self, residual: Predicate) -> tuple[RowFilter, list[RowEvaluator], list[RowEvaluator]]:
         found = self._filters.get(residual)
         if found is None:
             guards = [RowEvaluator(g) for g in row_group_guards(residual)]
             eager = [RowEvaluator(IsNotNull(t), variant_get=row_variant_get) for t in eager_terms(residual)]
-            found = self._filters[residual] = (_RowFilter(residual), guards, eager)
+            found = self._filters[residual] = (RowFilter(residual), guards, eager)
         return found
 
     def columns_for(self, task: ScanTask, all_columns: bool) -> list[str] | None:
@@ -97,7 +97,7 @@ class RowMatcher:
         """The rows of ``task``'s file and which of them its residual filter matches."""
         plan = self.plan
         columns = self.columns_for(task, all_columns)
-        rows = _read_file(task, plan.schema, plan.partition_columns, self.open_file, columns, None, plan.column_mapping)
+        rows = read_file(task, plan.schema, plan.partition_columns, self.open_file, columns, None, plan.column_mapping)
         n = rows.num_rows
         if task.deletion_vector is not None:
             deleted = np.asarray(self.deleted_rows(task), dtype=np.uint64)
@@ -112,7 +112,7 @@ class RowMatcher:
         row_filter, guards, eager = self._compiled(residual)
         evaluated = live.copy()
         if guards:
-            groups = _evaluated_row_groups(n, guards, self.open_file(task.relative_path), rows)
+            groups = evaluated_row_groups(n, guards, self.open_file(task.relative_path), rows)
             if groups is not None:
                 evaluated &= groups
         names = {c.path[0] for c in referenced_columns(residual)}
@@ -145,7 +145,7 @@ def added_file_matcher(snapshot: Snapshot, plan: ScanPlan, session_tz: str = "UT
         return None
     schema = snapshot.schema
     columns: Sequence[str] = tuple(snapshot.partition_columns)
-    residuals = _Residuals(plan.filter, partition_types(schema, tuple(columns)), session_tz)
+    residuals = Residuals(plan.filter, partition_types(schema, tuple(columns)), session_tz)
     mapping = column_mapping(snapshot.protocol, snapshot.metadata, schema)
 
     def might_match(add: AddFile) -> bool:
@@ -159,6 +159,6 @@ def added_file_matcher(snapshot: Snapshot, plan: ScanPlan, session_tz: str = "UT
             where, _terms = residuals.of(values).place(stats)
         except Exception:  # noqa: BLE001 -- a file this check cannot read conflicts
             return True
-        return where not in (_PARTITION, _STATS)
+        return where not in (PLACE_PARTITION_SKIPPED, PLACE_STATS_SKIPPED)
 
     return might_match

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from varlake.shred.leaf_convert import NO, leaf_converter
 from varlake.shred.schema import UUID_TYPE
-from varlake.shred.variant_arrays import _put_uint
+from varlake.shred.variant_arrays import put_uint
 from varlake.variant import decoder as dec
 from varlake.variant.encoder import encode_object
 
@@ -591,14 +591,14 @@ class _Shredder:
         head = np.zeros(int(hoff[-1]), dtype=np.uint8)
         h0 = hoff[:-1]
         head[h0] = 0x02 | ((osz - 1) << 2) | ((isz - 1) << 4) | (large.astype(_I64) << 6)
-        _put_uint(head, h0 + 1, cnt, cb)
+        put_uint(head, h0 + 1, cnt, cb)
         e_obj = np.repeat(np.arange(len(objs), dtype=_I64), cnt)
         nth = np.arange(len(entries), dtype=_I64) - starts[e_obj]
         ids_at = h0 + 1 + cb
         offs_at = ids_at + cnt * isz
-        _put_uint(head, ids_at[e_obj] + nth * isz[e_obj], ids, isz[e_obj])
-        _put_uint(head, offs_at[e_obj] + nth * osz[e_obj], csum[:-1] - csum[starts][e_obj], osz[e_obj])
-        _put_uint(head, offs_at + cnt * osz, data_size, osz)
+        put_uint(head, ids_at[e_obj] + nth * isz[e_obj], ids, isz[e_obj])
+        put_uint(head, offs_at[e_obj] + nth * osz[e_obj], csum[:-1] - csum[starts][e_obj], osz[e_obj])
+        put_uint(head, offs_at + cnt * osz, data_size, osz)
         headers = pa.Array.from_buffers(pa.binary(), len(objs), [None, pa.py_buffer(hoff.astype(np.int32)), pa.py_buffer(head)])
         voffs = np.frombuffer(values.buffers()[1], dtype=np.int32, count=len(values) + 1 + values.offset)[values.offset :]
         bounds = np.append(starts, len(entries))

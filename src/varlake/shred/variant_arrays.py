@@ -126,7 +126,7 @@ def uint_width(values: np.ndarray) -> np.ndarray:
     return (1 + (values > 0xFF) + (values > 0xFFFF) + (values > 0xFFFFFF)).astype(np.int64)
 
 
-def _put_uint(buf: np.ndarray, pos: np.ndarray, values: np.ndarray, widths: np.ndarray | int) -> None:
+def put_uint(buf: np.ndarray, pos: np.ndarray, values: np.ndarray, widths: np.ndarray | int) -> None:
     """Write little-endian unsigned ints of per-row width (1-4 bytes) at ``pos``."""
     values = values.astype(np.int64, copy=False)
     for b in range(4):  # bytes are cast before the scatter: numpy scatters uint8 into uint8 far faster
@@ -238,7 +238,7 @@ def _length_prefixed_parts(header_short: int | None, header_long: int, payload: 
     data[starts[short]] = (lengths[short] << 2) | header_short
     long_rows = ~short
     data[starts[long_rows]] = header_long
-    _put_uint(data, starts[long_rows] + 1, lengths[long_rows], 4)
+    put_uint(data, starts[long_rows] + 1, lengths[long_rows], 4)
     return [Var(_binary_array(offsets, data), sizes), body]
 
 
@@ -339,7 +339,7 @@ def array_parts(counts: np.ndarray, elements: pa.Array) -> list[Part]:
     buf = np.zeros(int(hoff[-1]), dtype=np.uint8)
     start = hoff[:-1]
     buf[start] = 0x03 | ((osz - 1) << 2) | (large.astype(np.int64) << 4)
-    _put_uint(buf, start + 1, counts, cb)
+    put_uint(buf, start + 1, counts, cb)
     offs_start = start + 1 + cb
     # per-element offset, relative to its row's first element
     row_of = np.repeat(np.arange(n, dtype=np.int64), counts)
@@ -347,8 +347,8 @@ def array_parts(counts: np.ndarray, elements: pa.Array) -> list[Part]:
     index_in_row = np.arange(len(sizes), dtype=np.int64) - row_first
     rel = csum[:-1] - csum[row_first]
     elem_osz = _take(osz, row_of)
-    _put_uint(buf, offs_start[row_of] + index_in_row * elem_osz, rel, elem_osz)
-    _put_uint(buf, offs_start + counts * osz, data_size, osz)
+    put_uint(buf, offs_start[row_of] + index_in_row * elem_osz, rel, elem_osz)
+    put_uint(buf, offs_start + counts * osz, data_size, osz)
     return [Var(_binary_array(hoff, buf), np.asarray(hlen, dtype=np.int64)), var(_row_data(elements, bounds))]
 
 
@@ -446,23 +446,23 @@ def pack_objects(
     buf = np.zeros(int(hoff[-1]), dtype=np.uint8)
     start = hoff[:-1]
     buf[start] = 0x02 | ((osz - 1) << 2) | ((isz - 1) << 4) | (large.astype(np.int64) << 6)
-    _put_uint(buf, start + 1, count, cb)
+    put_uint(buf, start + 1, count, cb)
     ids_start = start + 1 + cb
     offs_start = ids_start + count * isz
     index = np.zeros(n, dtype=np.int64)
     cum = np.zeros(n, dtype=np.int64)
     for (present, fid, _), ln in zip(fields, lengths):
         if present.all():
-            _put_uint(buf, ids_start + index * isz, fid, isz)
-            _put_uint(buf, offs_start + index * osz, cum, osz)
+            put_uint(buf, ids_start + index * isz, fid, isz)
+            put_uint(buf, offs_start + index * osz, cum, osz)
         else:
             rows = np.flatnonzero(present)
             if len(rows):
-                _put_uint(buf, ids_start[rows] + index[rows] * _take(isz, rows), fid[rows], _take(isz, rows))
-                _put_uint(buf, offs_start[rows] + index[rows] * _take(osz, rows), cum[rows], _take(osz, rows))
+                put_uint(buf, ids_start[rows] + index[rows] * _take(isz, rows), fid[rows], _take(isz, rows))
+                put_uint(buf, offs_start[rows] + index[rows] * _take(osz, rows), cum[rows], _take(osz, rows))
         index += present
         cum += ln
-    _put_uint(buf, offs_start + count * osz, data_size, osz)
+    put_uint(buf, offs_start + count * osz, data_size, osz)
     parts = [_binary_array(hoff, buf)]
     for present, _, enc in fields:
         enc = as_binary(enc)

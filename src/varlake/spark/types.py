@@ -17,9 +17,11 @@ from varlake.delta.schema import (
     ArrayType,
     DataType,
     MapType,
+    SchemaRebuilder,
     StructField,
     StructType,
     parse_schema,
+    visit,
 )
 from varlake.errors import SchemaParseError, ShreddingSchemaError
 from varlake.semantics.types import DELTA_NAMES, SparkType, parse_ddl
@@ -49,16 +51,21 @@ def to_spark_type(dtype: DataType) -> Any:
     return SparkStruct.fromJson(wrapped).fields[0].dataType
 
 
+class _Nullable(SchemaRebuilder):
+    def field(self, field: StructField, type_result: Any) -> Any:
+        return StructField(field.name, type_result, True, field.metadata)
+
+    def array(self, array: ArrayType, element_result: Any) -> Any:
+        return ArrayType(element_result, True)
+
+    def map(self, map_type: MapType, key_result: Any, value_result: Any) -> Any:
+        return MapType(key_result, value_result, True)
+
+
 def as_nullable(dtype: DataType) -> DataType:
     """``dtype`` with every field, element and map value nullable (as Delta creates tables
     from a DataFrame: a later batch may hold NULLs where the first did not)."""
-    if isinstance(dtype, StructType):
-        return StructType(tuple(StructField(f.name, as_nullable(f.type), True, f.metadata) for f in dtype.fields))
-    if isinstance(dtype, ArrayType):
-        return ArrayType(as_nullable(dtype.element_type), True)
-    if isinstance(dtype, MapType):
-        return MapType(as_nullable(dtype.key_type), as_nullable(dtype.value_type), True)
-    return dtype
+    return visit(dtype, _Nullable())
 
 
 def nullable_schema(schema: StructType) -> StructType:

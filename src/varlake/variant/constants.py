@@ -41,7 +41,11 @@ class PrimitiveType(IntEnum):
 
 
 class TypeFamily(IntEnum):
-    """The spec's equivalence classes: values of one family compare logically."""
+    """The spec's equivalence classes: values of one family compare logically.
+
+    The one type-family vocabulary: the codec's (``Variant.type_family``) and the
+    expression layer's (``varlake.expr.family_of``, statistics bounds) -- SQL types map
+    onto the same classes, NULL, OBJECT and ARRAY aside."""
 
     NULL = 0
     BOOLEAN = 1

@@ -5,7 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructType, VariantType, top_level_types
+from varlake.delta.schema import (
+    ArrayType,
+    DataType,
+    DeltaTypePartner,
+    MapType,
+    PrimitiveType,
+    SchemaWithPartnerVisitor,
+    StructField,
+    StructType,
+    VariantType,
+    top_level_types,
+    visit_with_partner,
+)
 from varlake.semantics import partition_values
 
 __all__ = ["check_partition_columns", "fits_nullability", "partition_types", "same_shape"]
@@ -22,29 +34,55 @@ def check_partition_columns(schema: StructType, columns: Sequence[str], where: s
     partition_values.check_partition_columns(columns, top_level_types(schema), where)
 
 
+class _SameShape(SchemaWithPartnerVisitor[DataType, bool]):
+    def struct(self, struct: StructType, partner: DataType | None, field_results: list[bool]) -> bool:
+        return isinstance(partner, StructType) and len(struct.fields) == len(partner.fields) and all(field_results)
+
+    def field(self, field: StructField, partner: StructField | None, type_result: bool) -> bool:  # type: ignore[override]
+        return partner is not None and field.name == partner.name and type_result
+
+    def array(self, array: ArrayType, partner: DataType | None, element_result: bool) -> bool:
+        return isinstance(partner, ArrayType) and element_result
+
+    def map(self, map_type: MapType, partner: DataType | None, key_result: bool, value_result: bool) -> bool:
+        return isinstance(partner, MapType) and key_result and value_result
+
+    def primitive(self, primitive: PrimitiveType, partner: DataType | None) -> bool:
+        return primitive == partner
+
+    def variant(self, variant: VariantType, partner: DataType | None) -> bool:
+        return variant == partner
+
+
 def same_shape(a: DataType, b: DataType) -> bool:
     """Whether two types are equal up to nullability and field metadata."""
-    if isinstance(a, StructType) and isinstance(b, StructType):
-        return len(a.fields) == len(b.fields) and all(
-            fa.name == fb.name and same_shape(fa.type, fb.type) for fa, fb in zip(a.fields, b.fields)
-        )
-    if isinstance(a, ArrayType) and isinstance(b, ArrayType):
-        return same_shape(a.element_type, b.element_type)
-    if isinstance(a, MapType) and isinstance(b, MapType):
-        return same_shape(a.key_type, b.key_type) and same_shape(a.value_type, b.value_type)
-    if isinstance(a, (PrimitiveType, VariantType)):
-        return a == b
-    return False
+    return visit_with_partner(a, b, _SameShape(), DeltaTypePartner())
+
+
+class _FitsNullability(SchemaWithPartnerVisitor[DataType, bool]):
+    """Visits the data's type, the table's as partner; where the shapes part, anything fits."""
+
+    def struct(self, struct: StructType, partner: DataType | None, field_results: list[bool]) -> bool:
+        return not isinstance(partner, StructType) or all(field_results)
+
+    def field(self, field: StructField, partner: StructField | None, type_result: bool) -> bool:  # type: ignore[override]
+        return partner is None or (field.nullable <= partner.nullable and type_result)
+
+    def array(self, array: ArrayType, partner: DataType | None, element_result: bool) -> bool:
+        return not isinstance(partner, ArrayType) or (array.contains_null <= partner.contains_null and element_result)
+
+    def map(self, map_type: MapType, partner: DataType | None, key_result: bool, value_result: bool) -> bool:
+        if not isinstance(partner, MapType):
+            return True
+        return map_type.value_contains_null <= partner.value_contains_null and value_result
+
+    def primitive(self, primitive: PrimitiveType, partner: DataType | None) -> bool:
+        return True
+
+    def variant(self, variant: VariantType, partner: DataType | None) -> bool:
+        return True
 
 
 def fits_nullability(data: DataType, table: DataType) -> bool:
     """Whether values of type ``data`` respect every NOT NULL of the (same-shaped) ``table`` type."""
-    if isinstance(data, StructType) and isinstance(table, StructType):
-        return all(
-            (fd.nullable <= ft.nullable) and fits_nullability(fd.type, ft.type) for fd, ft in zip(data.fields, table.fields)
-        )
-    if isinstance(data, ArrayType) and isinstance(table, ArrayType):
-        return data.contains_null <= table.contains_null and fits_nullability(data.element_type, table.element_type)
-    if isinstance(data, MapType) and isinstance(table, MapType):
-        return data.value_contains_null <= table.value_contains_null and fits_nullability(data.value_type, table.value_type)
-    return True
+    return visit_with_partner(data, table, _FitsNullability(), DeltaTypePartner())
