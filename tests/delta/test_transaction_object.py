@@ -57,6 +57,9 @@ def test_add_files_commits_a_blind_append_with_commit_info_extras(tmp_path: Path
     assert info["readVersion"] == 0 and info["isBlindAppend"] is True and info["isolationLevel"] == "WriteSerializable"
     assert info["operationMetrics"] == {"numFiles": "2"} and info["userMetadata"] == "hello"
     assert [next(iter(line)) for line in _lines(log, 1)] == ["commitInfo", "add", "add"]
+    with pytest.raises(InvalidCommitError, match="committed already"):
+        txn.commit()
+    assert log.latest_version() == 1
 
 
 def test_remove_files_from_snapshot_files_and_rewrite_without_data_change(tmp_path: Path) -> None:

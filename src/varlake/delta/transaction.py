@@ -135,6 +135,7 @@ class Transaction:
         self.reads: ReadSet | None = None
         self.info: dict[str, Any] = {}
         self._actions: list[Action] = []
+        self._spent = False
 
     def __repr__(self) -> str:
         version = None if self.snapshot is None else self.snapshot.version
@@ -241,7 +242,11 @@ class Transaction:
     # --- committing -------------------------------------------------------------------
 
     def commit(self, *, max_attempts: int = 10_000) -> CommitResult:
-        """Write the actions as the next version (see the module doc)."""
+        """Write the actions as the next version (see the module doc); once only: after a
+        conflict, build a new transaction on the newer snapshot (``commit_with_retries``)."""
+        if self._spent:
+            raise InvalidCommitError(f"{self.store.root}: this transaction was committed already")
+        self._spent = True
         if self.snapshot is None:
             return _create(self.store, self._actions, self.operation, self.parameters, self.info)
         return _commit(
