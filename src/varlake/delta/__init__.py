@@ -25,7 +25,7 @@ from varlake.delta.schema import (
 )
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
-from varlake.delta.transaction import CommitResult
+from varlake.delta.transaction import CommitResult, Transaction
 
 __all__ = [
     "AddFile",
@@ -43,6 +43,7 @@ __all__ = [
     "Snapshot",
     "StructField",
     "StructType",
+    "Transaction",
     "Txn",
     "VariantType",
     "parse_schema",

@@ -3,7 +3,7 @@ checkpoint, vacuum. The user-facing ``Table`` (append/scan) is built on top of i
 
 Snapshots are immutable. Reading and writing the log files, and the cache of the newest
 snapshot, live in the ``LogStore`` (``log_store.py``) that ``DeltaLog`` holds and hands
-to ``transaction.commit`` and ``vacuum``.
+to ``transaction.Transaction`` and ``vacuum``.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from varlake.delta.history import (
     version_at_timestamp,
 )
 from varlake.delta.log_store import LogStore
-from varlake.delta.protocol import check_writable, required_protocol, validate_metadata
+from varlake.delta.protocol import required_protocol
 from varlake.delta.replay import TableState
 from varlake.delta.schema import StructType, from_arrow_schema
 from varlake.delta.snapshot import Snapshot
-from varlake.delta.transaction import CommitResult, Isolation, commit, serialize_commit
+from varlake.delta.transaction import CommitResult, Isolation, Transaction, commit
 from varlake.delta.vacuum import vacuum
-from varlake.errors import TableExistsError, TableNotFoundError
+from varlake.errors import TableNotFoundError
 from varlake.io.storage import Storage
 
 __all__ = ["DeltaLog"]
@@ -80,22 +80,9 @@ class DeltaLog:
             created_time=now,
         )
         protocol = required_protocol(schema, cfg)
-        validate_metadata(metadata, protocol)
-        check_writable(protocol, metadata, self.root)
-        if self.store.listing().latest_version is not None:
-            raise TableExistsError(f"a Delta table already exists at {self.root!r}")
-        info: dict[str, Any] = {
-            "timestamp": now,
-            "operation": "CREATE TABLE",
-            "operationParameters": {"partitionBy": list(partition_by), "properties": cfg},
-            "isBlindAppend": True,
-            "engineInfo": C.ENGINE_INFO,
-            "txnId": str(uuid.uuid4()),
-        }
-        if C.IN_COMMIT_TIMESTAMP in protocol.writer_feature_set:
-            info["inCommitTimestamp"] = now
-        if not self.write_commit(0, serialize_commit(info, [protocol, metadata])):
-            raise TableExistsError(f"a Delta table was created concurrently at {self.root!r}")
+        params = {"partitionBy": list(partition_by), "properties": cfg}
+        txn = Transaction(self.store, None, "CREATE TABLE", params).set_protocol(protocol).set_metadata(metadata)
+        txn.commit_info(timestamp=now).commit()
         return self.snapshot()
 
     # --- reading -----------------------------------------------------------------------
@@ -171,7 +158,8 @@ class DeltaLog:
         isolation: Isolation = "WriteSerializable",
         commit_info: Mapping[str, Any] | None = None,
     ) -> CommitResult:
-        """Commit ``actions`` (built by the caller) optimistically; see ``transaction``."""
+        """Commit ``actions`` (built by the caller) on top of ``read_version`` (latest if
+        ``None``) as one ``Transaction``; see ``transaction``."""
         return commit(
             self.store,
             actions,
@@ -181,6 +169,17 @@ class DeltaLog:
             isolation=isolation,
             commit_info=commit_info,
         )
+
+    def transaction(
+        self,
+        snapshot: Snapshot | None,
+        operation: str = "WRITE",
+        parameters: Mapping[str, Any] | None = None,
+        *,
+        isolation: Isolation | None = None,
+    ) -> Transaction:
+        """A ``Transaction`` on ``snapshot`` (the version the change read)."""
+        return Transaction(self.store, snapshot, operation, parameters, isolation=isolation)
 
     def write_checkpoint(self, snapshot: Snapshot) -> str:
         """Write a classic checkpoint for ``snapshot`` and update ``_last_checkpoint``."""

@@ -1,9 +1,16 @@
-"""Optimistic commits: write version N+1 if absent, else check the winners and retry.
+"""Optimistic commits through one ``Transaction``: write version N+1 if absent, else check
+the winners and retry.
+
+A ``Transaction`` is built from the snapshot a change read (``Transaction(log, snapshot,
+operation, parameters)``; ``snapshot=None`` creates the table, version 0), collects
+actions with ``add_files`` / ``remove_files`` / ``update_deletion_vectors`` /
+``set_metadata`` / ``set_protocol`` / ``set_domain_metadata`` / ``set_txn``, what the change
+read (``read_set``) and ``commitInfo`` extras, and ``commit()`` writes them as one version:
 
 1. Validate the caller's actions against the snapshot they were based on
    (``read_version``): shapes, paths, partition values, protocol/features,
    ``appendOnly``; a ``txn`` whose ``(appId, version)`` is already committed makes the
-   whole write a no-op (idempotent retries).
+   whole write a no-op (idempotent retries). (The rules live in ``conflicts``.)
 2. Put ``_delta_log/<N+1>.json`` with put-if-absent. A writer that loses the race
    reads the commits that won and retries on top of them -- unless one of them
    conflicts, in which case ``CommitConflictError`` is raised and nothing is written:
@@ -21,6 +28,10 @@
      already recorded this app version turns the retry into a no-op.
 3. Every ``delta.checkpointInterval`` versions (default 10) a checkpoint is written.
 
+``commit_with_retries`` is the one retry loop of every caller: it re-runs an attempt
+(re-stage on the latest snapshot, or rebase what was staged) after a named conflict, a
+bounded number of times.
+
 An ``add`` may carry a deletion vector only in a table whose protocol declares
 ``deletionVectors``; a new one (not the DV of a live file) only with
 ``delta.enableDeletionVectors=true``. ``delta.isolationLevel`` names the table's level
@@ -34,7 +45,7 @@ import time
 import uuid
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from varlake.delta import config
 from varlake.delta import constants as C
@@ -49,60 +60,40 @@ from varlake.delta.actions import (
     Txn,
     action_to_json,
 )
-from varlake.delta.column_mapping import column_mapping, mapping_mode
-from varlake.delta.file_table import encode_key
-from varlake.delta.log_store import LogStore
-from varlake.delta.paths import relative_data_path
-from varlake.delta.protocol import check_writable, legacy_writer_features, validate_metadata
-from varlake.delta.replay import replay
-from varlake.delta.schema import parse_schema
-from varlake.delta.snapshot import Snapshot
-from varlake.delta.type_widening import check_schema_change
-from varlake.errors import (
-    AppendOnlyTableError,
-    CommitConflictError,
-    ConcurrentAppendError,
-    ConcurrentDeleteDeleteError,
-    ConcurrentDeleteReadError,
-    CorruptLogError,
-    InvalidCommitError,
-    InvalidTablePropertyError,
-    MetadataChangedError,
-    UnsupportedFeatureError,
-    VarlakeError,
+from varlake.delta.conflicts import (
+    ISOLATION_PROPERTY,
+    Isolation,
+    ReadSet,
+    already_done,
+    check_winner,
+    table_isolation,
+    validate_against,
+    validate_shape,
 )
+from varlake.delta.log_store import LogStore
+from varlake.delta.protocol import check_writable, validate_metadata
+from varlake.delta.replay import replay
+from varlake.delta.snapshot import Snapshot
+from varlake.errors import CommitConflictError, CorruptLogError, InvalidCommitError, TableExistsError, VarlakeError
 
-__all__ = ["ISOLATION_PROPERTY", "CommitResult", "Isolation", "ReadSet", "commit", "serialize_commit", "table_isolation"]
+__all__ = [
+    "ISOLATION_PROPERTY",
+    "CommitResult",
+    "Isolation",
+    "ReadSet",
+    "Transaction",
+    "commit",
+    "commit_with_retries",
+    "serialize_commit",
+    "table_isolation",
+]
 
-Isolation = Literal["WriteSerializable", "Serializable"]
-ISOLATION_PROPERTY = "delta.isolationLevel"
-
-
-def table_isolation(configuration: Mapping[str, str]) -> Isolation:
-    """The table's isolation level (``delta.isolationLevel``, default ``WriteSerializable``)."""
-    text = configuration.get(ISOLATION_PROPERTY)
-    if text is None or text == "WriteSerializable":
-        return "WriteSerializable"
-    if text == "Serializable":
-        return "Serializable"
-    raise InvalidTablePropertyError(
-        f"table property {ISOLATION_PROPERTY}={text!r} must be 'Serializable' or 'WriteSerializable'"
-    )
-
-
-@dataclass(frozen=True)
-class ReadSet:
-    """What a change read before committing: the data files (``add.path`` as logged) and
-    whether a file added concurrently may hold rows its condition matches (``None``: every
-    file may -- the change read the whole table)."""
-
-    paths: frozenset[str]
-    might_match: Callable[[AddFile], bool] | None = None
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class CommitResult:
-    """Outcome of ``commit``: the new version (``None`` for a no-op) and the snapshot after it."""
+    """Outcome of a commit: the new version (``None`` for a no-op) and the snapshot after it."""
 
     version: int | None
     snapshot: Snapshot
@@ -117,231 +108,151 @@ def serialize_commit(commit_info: Mapping[str, Any], actions: Iterable[Action]) 
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-@dataclass(frozen=True)
-class _Intent:
-    """What this commit touches, for conflict checks."""
+class Transaction:
+    """One commit being built on the snapshot a change read (``None``: create the table).
 
-    adds: frozenset[str]
-    removes: frozenset[str]
-    remove_paths: frozenset[str]
-    txns: Mapping[str, int]
-    domains: frozenset[str]
-    changes_metadata: bool
-    blind_append: bool
+    ``log`` is a ``LogStore`` or anything holding one as ``.store`` (a ``DeltaLog``);
+    ``isolation`` defaults to the table's ``delta.isolationLevel``. The ``add_*``/``set_*``
+    methods return the transaction; actions are written in the order they were given.
+    """
 
+    def __init__(
+        self,
+        log: Any,
+        snapshot: Snapshot | None,
+        operation: str = "WRITE",
+        parameters: Mapping[str, Any] | None = None,
+        *,
+        isolation: Isolation | None = None,
+    ) -> None:
+        self.store: LogStore = log if isinstance(log, LogStore) else log.store
+        self.snapshot = snapshot
+        self.operation = operation
+        self.parameters: dict[str, Any] = dict(parameters or {})
+        if isolation is None:
+            isolation = table_isolation(snapshot.metadata.configuration) if snapshot is not None else "WriteSerializable"
+        self.isolation: Isolation = isolation
+        self.reads: ReadSet | None = None
+        self.info: dict[str, Any] = {}
+        self._actions: list[Action] = []
+        self._spent = False
 
-def _validate_shape(actions: Sequence[Action]) -> _Intent:
-    adds: set[str] = set()
-    removes: set[str] = set()
-    txns: dict[str, int] = {}
-    domains: set[str] = set()
-    n_meta = n_proto = 0
-    for a in actions:
-        if isinstance(a, AddFile):
-            key = encode_key(*a.key)
-            if key in adds:
-                raise InvalidCommitError(f"file {a.path!r} is added twice in one commit")
-            adds.add(key)
-        elif isinstance(a, RemoveFile):
-            key = encode_key(*a.key)
-            if key in removes:
-                raise InvalidCommitError(f"file {a.path!r} is removed twice in one commit")
-            removes.add(key)
-        elif isinstance(a, Txn):
-            if a.app_id in txns:
-                raise InvalidCommitError(f"txn appId {a.app_id!r} appears twice in one commit")
-            txns[a.app_id] = a.version
-        elif isinstance(a, DomainMetadata):
-            if a.domain in domains:
-                raise InvalidCommitError(f"domain {a.domain!r} appears twice in one commit")
-            domains.add(a.domain)
-        elif isinstance(a, Metadata):
-            n_meta += 1
-        elif isinstance(a, Protocol):
-            n_proto += 1
-        elif isinstance(a, CommitInfo):
-            raise InvalidCommitError("pass commitInfo fields via commit_info=..., not as an action")
-        else:
-            raise InvalidCommitError(f"not a Delta action: {a!r}")
-    if n_meta > 1 or n_proto > 1:
-        raise InvalidCommitError("a commit may hold at most one metaData and one protocol action")
-    changes = bool(n_meta or n_proto)
-    blind = not removes and not changes and all(a.data_change for a in actions if isinstance(a, AddFile))
-    remove_paths = frozenset(a.path for a in actions if isinstance(a, RemoveFile))
-    return _Intent(frozenset(adds), frozenset(removes), remove_paths, txns, frozenset(domains), changes, blind)
+    def __repr__(self) -> str:
+        version = None if self.snapshot is None else self.snapshot.version
+        return f"Transaction({self.store.root!r}, read_version={version}, {self.operation!r}, {len(self._actions)} actions)"
 
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        return tuple(self._actions)
 
-def _validate_against(snapshot: Snapshot, actions: Sequence[Action], root_location: str) -> tuple[Protocol, Metadata]:
-    protocol = next((a for a in actions if isinstance(a, Protocol)), snapshot.protocol)
-    metadata = next((a for a in actions if isinstance(a, Metadata)), snapshot.metadata)
-    check_writable(snapshot.protocol, snapshot.metadata, snapshot.root)
-    if protocol is not snapshot.protocol:
-        old = snapshot.protocol
-        old_writer = (
-            old.writer_feature_set if old.min_writer_version >= 7 else legacy_writer_features(old.min_writer_version)
-        )
-        new_writer = (
-            protocol.writer_feature_set
-            if protocol.min_writer_version >= 7
-            else legacy_writer_features(protocol.min_writer_version)
-        )
-        if (
-            protocol.min_reader_version < old.min_reader_version
-            or protocol.min_writer_version < old.min_writer_version
-            or not old_writer <= new_writer
-        ):
-            raise InvalidCommitError(f"protocol downgrade from {old.to_dict()} to {protocol.to_dict()} is not allowed")
-        check_writable(protocol, metadata, snapshot.root)
-    if metadata is not snapshot.metadata or protocol is not snapshot.protocol:
-        validate_metadata(metadata, protocol)
-        check_writable(protocol, metadata, snapshot.root)
-        if metadata.id != snapshot.metadata.id:
-            raise InvalidCommitError(f"metaData.id may not change ({snapshot.metadata.id} -> {metadata.id})")
-        if metadata.schema_string != snapshot.metadata.schema_string:
-            removed = {a.key for a in actions if isinstance(a, RemoveFile)}
-            if any(f.key not in removed for f in snapshot.files):  # files of the old schema stay
-                widening = protocol.min_writer_version >= 7 and C.TYPE_WIDENING in protocol.writer_feature_set
-                check_schema_change(
-                    snapshot.schema, parse_schema(metadata.schema_string, "metaData.schemaString"),
-                    widening, f"{snapshot.root}: metaData.schemaString",
-                )
-    partition_cols = _partition_keys(protocol, metadata)
-    cfg = metadata.configuration
-    for a in actions:
-        if isinstance(a, (AddFile, RemoveFile)):
-            relative_data_path(a.path, root_location, "commit")
-        if isinstance(a, AddFile) and set(a.partition_values) != partition_cols:
-            raise InvalidCommitError(
-                f"add {a.path!r}: partition values {sorted(a.partition_values)} do not match partition columns {sorted(partition_cols)}"
-            )
-        if isinstance(a, RemoveFile) and a.data_change:
-            if config.is_true(cfg, C.PROP_APPEND_ONLY):
-                raise AppendOnlyTableError(f"table is append-only ({C.PROP_APPEND_ONLY}=true): cannot remove {a.path!r}")
-            if config.is_true(cfg, C.PROP_ENABLE_CDF):
-                raise UnsupportedFeatureError(
-                    f"{snapshot.root}: removing data with change data feed enabled needs cdc files ({C.CHANGE_DATA_FEED})"
-                )
-        if isinstance(a, AddFile) and a.deletion_vector is not None:
-            _check_dv_add(a, snapshot, protocol, cfg)
-        if isinstance(a, DomainMetadata) and a.domain.startswith("delta."):
-            raise InvalidCommitError(f"domain {a.domain!r} is system-controlled and cannot be set by a commit")
-        if isinstance(a, DomainMetadata) and C.DOMAIN_METADATA_FEATURE not in (
-            protocol.writer_feature_set if protocol.min_writer_version >= 7 else legacy_writer_features(protocol.min_writer_version)
-        ):
-            raise InvalidCommitError(
-                f"domain {a.domain!r}: writing a metadata domain needs the {C.DOMAIN_METADATA_FEATURE} writer feature "
-                "(commit a protocol declaring it)"
-            )
-    return protocol, metadata
+    # --- data files -------------------------------------------------------------------
 
+    def add_files(self, adds: Iterable[AddFile]) -> "Transaction":
+        for a in adds:
+            if not isinstance(a, AddFile):
+                raise InvalidCommitError(f"add_files takes AddFile actions, not {a!r}")
+            self._actions.append(a)
+        return self
 
-def _partition_keys(protocol: Protocol, metadata: Metadata) -> set[str]:
-    """The keys an ``add``'s partition values must have: the partition columns, by their
-    physical names when the table maps columns (PROTOCOL.md "Column Mapping")."""
-    columns = list(metadata.partition_columns)
-    if not columns or mapping_mode(protocol, metadata) == "none":
-        return set(columns)
-    mapping = column_mapping(protocol, metadata, parse_schema(metadata.schema_string, "metaData.schemaString"))
-    return {mapping.physical_name(c) for c in columns} if mapping is not None else set(columns)
-
-
-def _check_dv_add(add: AddFile, snapshot: Snapshot, protocol: Protocol, cfg: Mapping[str, str]) -> None:
-    """An ``add`` with a deletion vector needs the ``deletionVectors`` feature; a new DV
-    (not the one a live file already has) also ``delta.enableDeletionVectors=true``."""
-    declared = (
-        protocol.min_reader_version >= 3
-        and C.DELETION_VECTORS in protocol.reader_feature_set
-        and C.DELETION_VECTORS in protocol.writer_feature_set
-    )
-    if not declared:
-        raise UnsupportedFeatureError(
-            f"add {add.path!r} carries a deletion vector, but the table's protocol does not declare {C.DELETION_VECTORS}"
-        )
-    if not config.is_true(cfg, C.PROP_ENABLE_DELETION_VECTORS) and add.key not in {f.key for f in snapshot.files}:
-        raise InvalidCommitError(
-            f"add {add.path!r}: a new deletion vector needs {C.PROP_ENABLE_DELETION_VECTORS}=true on the table"
-        )
-
-
-def _already_done(app_versions: Mapping[str, int], txns: Mapping[str, int]) -> bool:
-    return bool(txns) and all(app_versions.get(app, -1) >= v for app, v in txns.items())
-
-
-def _is_blind_append(actions: Sequence[Action]) -> bool:
-    """A winner that only added data files (no remove, no metadata/protocol change) and, when
-    its ``commitInfo`` says so, without reading the table (``isBlindAppend``: an insert-only
-    MERGE read it)."""
-    if any(isinstance(a, (RemoveFile, Metadata, Protocol)) for a in actions):
-        return False
-    infos = [a.values.get("isBlindAppend") for a in actions if isinstance(a, CommitInfo)]
-    return not any(flag is False for flag in infos)
-
-
-def _check_winner(
-    version: int, actions: Sequence[Action], ours: _Intent, isolation: Isolation, where: str, reads: ReadSet | None = None
-) -> bool:
-    """Raise a ``CommitConflictError`` if winner ``version`` conflicts; ``True`` if it already did our txn."""
-    done = False
-    winner_blind = _is_blind_append(actions)
-    for a in actions:
-        if isinstance(a, (Metadata, Protocol)):
-            raise MetadataChangedError(
-                f"{where}: version {version} changed the table {'metadata' if isinstance(a, Metadata) else 'protocol'} concurrently"
-            )
-        if isinstance(a, RemoveFile):
-            if a.path in ours.remove_paths:
-                raise ConcurrentDeleteDeleteError(
-                    f"{where}: version {version} concurrently removed {a.path!r}, a data file this commit also "
-                    "removes or rewrites (concurrent delete-delete)"
-                )
-            if reads is not None and a.path in reads.paths:
-                raise ConcurrentDeleteReadError(
-                    f"{where}: version {version} concurrently removed {a.path!r}, a data file this change read "
-                    "(concurrent delete-read)"
-                )
-            if encode_key(*a.key) in ours.adds:
-                raise CommitConflictError(
-                    f"{where}: version {version} concurrently removed {a.path!r}, which this commit also changes"
-                )
-        if isinstance(a, AddFile):
-            key = encode_key(*a.key)
-            if key in ours.removes or key in ours.adds:
-                raise CommitConflictError(
-                    f"{where}: version {version} concurrently added {a.path!r}, which this commit also changes"
-                )
-            if a.data_change and reads is not None and (isolation == "Serializable" or not winner_blind):
-                if reads.might_match is None or reads.might_match(a):
-                    raise ConcurrentAppendError(
-                        f"{where}: version {version} concurrently added data file {a.path!r}, which may hold rows "
-                        f"this change's condition matches and it did not read ({isolation}, concurrent append)"
-                    )
-            elif reads is None and isolation == "Serializable" and ours.removes and a.data_change:
-                raise ConcurrentAppendError(
-                    f"{where}: version {version} concurrently added data this commit did not read (Serializable)"
-                )
-        if isinstance(a, Txn) and a.app_id in ours.txns:
-            if a.version >= ours.txns[a.app_id]:
-                done = True
+    def remove_files(
+        self, files: Iterable[AddFile | RemoveFile], *, data_change: bool = True, timestamp: int | None = None
+    ) -> "Transaction":
+        """Retire ``files``: an ``AddFile`` of the snapshot becomes its ``remove`` (at
+        ``timestamp``, now by default); a ``RemoveFile`` is taken as it is."""
+        now = int(time.time() * 1000) if timestamp is None else timestamp
+        for f in files:
+            if isinstance(f, AddFile):
+                self._actions.append(f.remove(now, data_change=data_change))
+            elif isinstance(f, RemoveFile):
+                self._actions.append(f)
             else:
-                raise CommitConflictError(f"{where}: version {version} concurrently committed txn {a.app_id!r}")
-        if isinstance(a, DomainMetadata) and a.domain in ours.domains:
-            raise CommitConflictError(f"{where}: version {version} concurrently changed domain {a.domain!r}")
-    if ours.changes_metadata and actions:
-        raise MetadataChangedError(
-            f"{where}: version {version} was committed while this commit changes metadata/protocol"
-        )
-    return done
+                raise InvalidCommitError(f"remove_files takes AddFile or RemoveFile actions, not {f!r}")
+        return self
 
+    def update_deletion_vectors(
+        self, updates: Iterable[tuple[AddFile, AddFile]], *, timestamp: int | None = None
+    ) -> "Transaction":
+        """Give live files new deletion vectors: per ``(old, new)`` pair (same path, ``new``
+        with its DV), the ``remove`` of ``old`` and the ``add`` of ``new``."""
+        now = int(time.time() * 1000) if timestamp is None else timestamp
+        for old, new in updates:
+            if new.path != old.path or new.deletion_vector is None:
+                raise InvalidCommitError(
+                    f"update_deletion_vectors: {new.path!r} must be {old.path!r} with a deletion vector"
+                )
+            self._actions.append(old.remove(now))
+            self._actions.append(new)
+        return self
 
-def _in_commit_timestamp(store: LogStore, version: int, now_ms: int) -> int:
-    """``max(now, previous inCommitTimestamp + 1)`` (PROTOCOL.md "In-Commit Timestamps")."""
-    if version == 0:
-        return now_ms
-    prev = store.commit_info(version - 1) or {}
-    prev_ts = prev.get("inCommitTimestamp")
-    if not isinstance(prev_ts, int):
-        prev_ts = store.commit_file_mtime(version - 1)
-    return max(now_ms, prev_ts + 1)
+    # --- table state ------------------------------------------------------------------
+
+    def _set(self, action: Action, same: Callable[[Action], bool]) -> "Transaction":
+        """Add ``action`` in place of the one ``same`` finds (if any), else at the end."""
+        at = next((i for i, a in enumerate(self._actions) if same(a)), None)
+        if at is None:
+            self._actions.append(action)
+        else:
+            self._actions[at] = action
+            self._actions[at + 1 :] = [a for a in self._actions[at + 1 :] if not same(a)]
+        return self
+
+    def set_metadata(self, metadata: Metadata) -> "Transaction":
+        """Commit a new ``metaData`` (replaces one set before)."""
+        return self._set(metadata, lambda a: isinstance(a, Metadata))
+
+    def set_protocol(self, protocol: Protocol) -> "Transaction":
+        """Commit a new ``protocol`` (replaces one set before)."""
+        return self._set(protocol, lambda a: isinstance(a, Protocol))
+
+    def set_domain_metadata(self, domain: str | DomainMetadata, configuration: str = "", removed: bool = False) -> "Transaction":
+        """Set (or with ``removed=True`` remove) a metadata domain's configuration."""
+        d = domain if isinstance(domain, DomainMetadata) else DomainMetadata(domain, configuration, removed)
+        return self._set(d, lambda a: isinstance(a, DomainMetadata) and a.domain == d.domain)
+
+    def set_txn(self, app_id: str, version: int, last_updated: int | None = None) -> "Transaction":
+        """Record ``(app_id, version)``: if the table already has it, the commit is a no-op."""
+        return self._set(Txn(app_id, version, last_updated), lambda a: isinstance(a, Txn) and a.app_id == app_id)
+
+    def stage(self, actions: Iterable[Action]) -> "Transaction":
+        """Take actions built elsewhere, as they are and in their order (checked at commit)."""
+        for a in actions:
+            if isinstance(a, CommitInfo):
+                raise InvalidCommitError("pass commitInfo fields via commit_info=..., not as an action")
+            self._actions.append(a)
+        return self
+
+    # --- conflicts and commitInfo -----------------------------------------------------
+
+    def read_set(self, reads: ReadSet | None) -> "Transaction":
+        """What the change read: the files and the rows of concurrently added files it may
+        match (see ``ReadSet``); ``None`` for a blind write."""
+        self.reads = reads
+        return self
+
+    def with_isolation(self, isolation: Isolation) -> "Transaction":
+        self.isolation = isolation
+        return self
+
+    def commit_info(self, extras: Mapping[str, Any] | None = None, **more: Any) -> "Transaction":
+        """Extra ``commitInfo`` fields (they override the computed ones)."""
+        self.info.update(extras or {})
+        self.info.update(more)
+        return self
+
+    # --- committing -------------------------------------------------------------------
+
+    def commit(self, *, max_attempts: int = 10_000) -> CommitResult:
+        """Write the actions as the next version (see the module doc); once only: after a
+        conflict, build a new transaction on the newer snapshot (``commit_with_retries``)."""
+        if self._spent:
+            raise InvalidCommitError(f"{self.store.root}: this transaction was committed already")
+        self._spent = True
+        if self.snapshot is None:
+            return _create(self.store, self._actions, self.operation, self.parameters, self.info)
+        return _commit(
+            self.store, self.snapshot, self._actions, self.operation, self.parameters,
+            self.isolation, self.info, max_attempts, self.reads,
+        )  # fmt: skip
 
 
 def commit(
@@ -356,14 +267,102 @@ def commit(
     max_attempts: int = 10_000,
     reads: ReadSet | None = None,
 ) -> CommitResult:
-    """Commit ``actions`` to the log ``store`` on top of ``read_version`` (latest if ``None``);
-    ``reads`` is what the change read (for the conflict checks); see module doc."""
+    """Commit ``actions`` to the log ``store`` on top of ``read_version`` (latest if ``None``)
+    as one ``Transaction``; ``reads`` is what the change read (for the conflict checks)."""
+    txn = Transaction(store, store.snapshot(read_version), operation, operation_parameters, isolation=isolation)
+    return txn.stage(actions).read_set(reads).commit_info(commit_info).commit(max_attempts=max_attempts)
+
+
+def commit_with_retries(
+    attempt: Callable[[int], T],
+    *,
+    retries: int,
+    retry_on: type[CommitConflictError] | tuple[type[CommitConflictError], ...] = CommitConflictError,
+    rebase: Callable[[CommitConflictError], T | None] | None = None,
+    gave_up: Callable[[CommitConflictError], T] | None = None,
+) -> T:
+    """Run ``attempt(n)`` for n = 1, 2, ... (stage the change -- on the latest snapshot, or
+    as ``rebase`` left it -- and commit it) until it returns, at most ``retries + 1`` times.
+
+    A conflict not in ``retry_on`` is raised at once. After a ``retry_on`` conflict with
+    attempts left, ``rebase(exc)`` runs: it may raise (the conflict stands), return
+    ``None`` (retry) or a result (returned: e.g. a winner already did this write). When
+    the last attempt conflicts, ``gave_up(exc)`` returns a result or raises; by default
+    the conflict itself is raised.
+    """
+    attempts = max(retries, 0) + 1
+    for n in range(1, attempts + 1):
+        try:
+            return attempt(n)
+        except retry_on as exc:
+            if n == attempts:
+                if gave_up is None:
+                    raise
+                return gave_up(exc)
+            if rebase is not None:
+                done = rebase(exc)
+                if done is not None:
+                    return done
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _create(
+    store: LogStore, actions: Sequence[Action], operation: str, parameters: Mapping[str, Any], extras: Mapping[str, Any]
+) -> CommitResult:
+    """Version 0: exactly a ``protocol`` and a ``metaData``; ``TableExistsError`` if a log exists."""
+    protocol = next((a for a in actions if isinstance(a, Protocol)), None)
+    metadata = next((a for a in actions if isinstance(a, Metadata)), None)
+    if protocol is None or metadata is None or len(actions) != 2:
+        raise InvalidCommitError(f"{store.root}: creating a table commits exactly one protocol and one metaData")
+    validate_metadata(metadata, protocol)
+    check_writable(protocol, metadata, store.root)
+    if store.listing().latest_version is not None:
+        raise TableExistsError(f"a Delta table already exists at {store.root!r}")
+    now = int(time.time() * 1000)
+    info: dict[str, Any] = {
+        "timestamp": now,
+        "operation": operation,
+        "operationParameters": dict(parameters),
+        "isBlindAppend": True,
+        "engineInfo": C.ENGINE_INFO,
+        "txnId": str(uuid.uuid4()),
+    }
+    info.update(extras)
+    if C.IN_COMMIT_TIMESTAMP in protocol.writer_feature_set:
+        info["inCommitTimestamp"] = info["timestamp"]
+    if not store.write_commit(0, serialize_commit(info, [protocol, metadata])):
+        raise TableExistsError(f"a Delta table was created concurrently at {store.root!r}")
+    return CommitResult(0, store.snapshot(), 1)
+
+
+def _in_commit_timestamp(store: LogStore, version: int, now_ms: int) -> int:
+    """``max(now, previous inCommitTimestamp + 1)`` (PROTOCOL.md "In-Commit Timestamps")."""
+    if version == 0:
+        return now_ms
+    prev = store.commit_info(version - 1) or {}
+    prev_ts = prev.get("inCommitTimestamp")
+    if not isinstance(prev_ts, int):
+        prev_ts = store.commit_file_mtime(version - 1)
+    return max(now_ms, prev_ts + 1)
+
+
+def _commit(
+    store: LogStore,
+    snapshot: Snapshot,
+    actions: Sequence[Action],
+    operation: str,
+    operation_parameters: Mapping[str, Any] | None,
+    isolation: Isolation,
+    commit_info: Mapping[str, Any] | None,
+    max_attempts: int,
+    reads: ReadSet | None,
+) -> CommitResult:
+    """The optimistic commit loop of ``Transaction.commit`` (see the module doc)."""
     actions = list(actions)
-    ours = _validate_shape(actions)
-    snapshot = store.snapshot(read_version)
-    if _already_done(snapshot.app_versions, ours.txns):
+    ours = validate_shape(actions)
+    if already_done(snapshot.app_versions, ours.txns):
         return CommitResult(None, store.snapshot(), 0, noop=True)
-    protocol, metadata = _validate_against(snapshot, actions, store.root_location)
+    protocol, metadata = validate_against(snapshot, actions, store.root_location)
     ict = config.in_commit_timestamps_enabled(metadata.configuration)
     ict_was = config.in_commit_timestamps_enabled(snapshot.metadata.configuration)
     state = snapshot.state
@@ -402,7 +401,7 @@ def commit(
             )
         done = False
         for version, winner_actions in winners:
-            done = _check_winner(version, winner_actions, ours, isolation, store.root, reads) or done
+            done = check_winner(version, winner_actions, ours, isolation, store.root, reads) or done
         state = replay(state, winners, store.log_dir)
         if done:
             return CommitResult(None, store.adopt_state(state), attempts, noop=True)

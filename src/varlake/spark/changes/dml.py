@@ -26,10 +26,9 @@ DataFrame of counts, like Delta's; any other statement goes to ``spark.reader.sq
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import reduce
 from typing import Any
 
@@ -60,7 +59,7 @@ from varlake.spark.types import to_delta_schema, to_spark_type
 from varlake.table import Table
 from varlake.write.changes import merge as _merge
 from varlake.write.changes.merge import MAX_IN_LIST, MergeBuilder as _PythonMergeBuilder, MergeClause
-from varlake.write.changes.rows import RETRYABLE, FileChanges, RowChangeResult, check_changeable, commit_change
+from varlake.write.changes.rows import FileChanges, RowChangeResult, check_changeable, commit_change, retry_change
 
 __all__ = ["SparkMergeBuilder", "delete", "merge", "sql", "update"]
 
@@ -75,16 +74,6 @@ def _open(path: Any) -> Table:
 
 def _spark_failure(root: str, what: str, exc: Exception) -> TableError:
     return TableError(f"{root}: {what}: Spark failed, nothing was committed: {spark_error_summary(exc)}")
-
-
-def _with_retries(run: Callable[[], RowChangeResult], retries: int) -> RowChangeResult:
-    for attempt in range(1, max(retries, 0) + 2):
-        try:
-            return dataclasses.replace(run(), attempts=attempt)
-        except RETRYABLE:
-            if attempt > retries:
-                raise
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _by_file(rows: Sequence[Any]) -> dict[str, np.ndarray]:
@@ -231,7 +220,7 @@ def _unaliased(where: str | None, alias: str | None) -> str | None:
 def delete(spark: Any, path: Any, where: str | None = None, *, retries: int = 0, target_alias: str | None = None) -> RowChangeResult:
     """DELETE the rows ``where`` (Spark SQL; every row when None) matches, Spark finding them
     (module doc); one commit. ``retries`` re-plans after a conflict with a concurrent change."""
-    return _with_retries(lambda: _change(spark, path, "DELETE", where, None, target_alias), retries)
+    return retry_change(lambda: _change(spark, path, "DELETE", where, None, target_alias), retries)
 
 
 def update(
@@ -242,7 +231,7 @@ def update(
     table's layout; one commit."""
     if not isinstance(set, Mapping) or not set:
         raise ExpressionParseError(f"UPDATE set must map column names to SQL expressions, got {set!r}")
-    return _with_retries(lambda: _change(spark, path, "UPDATE", where, set, target_alias), retries)
+    return retry_change(lambda: _change(spark, path, "UPDATE", where, set, target_alias), retries)
 
 
 # --- MERGE ---------------------------------------------------------------------------------------------
@@ -279,7 +268,7 @@ class SparkMergeBuilder(_PythonMergeBuilder):
         """Run the MERGE with Spark: one commit (``version`` None when it changed nothing)."""
         if not self.clauses:
             raise ExpressionParseError("MERGE needs at least one WHEN clause")
-        return _with_retries(lambda: _run_merge(self), self.retries)
+        return retry_change(lambda: _run_merge(self), self.retries)
 
 
 def merge(spark: Any, path: Any, source_df: Any, on: str, source_alias: str = "s", target_alias: str = "t", *, retries: int = 0) -> SparkMergeBuilder:

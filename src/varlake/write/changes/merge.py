@@ -74,11 +74,11 @@ from varlake.read import plan_scan, schema_types
 from varlake.read.row_matches import RowMatcher, added_file_matcher
 from varlake.delta.transaction import ReadSet
 from varlake.write.changes.rows import (
-    RETRYABLE,
     ChangeTarget,
     RowChangeResult,
     StagedChange,
     commit_change,
+    retry_change,
     stage_retirements,
 )
 from varlake.write.changes.set_exprs import CompiledSet, compile_set
@@ -175,14 +175,7 @@ class MergeBuilder:
         """Run the merge: one commit (``version`` None when it changed nothing)."""
         if not self.clauses:
             raise ExpressionParseError("MERGE needs at least one WHEN clause")
-        for attempt in range(1, max(self.retries, 0) + 2):
-            staged = self.stage()
-            try:
-                return dataclasses.replace(commit_change(self.target, staged), attempts=attempt)
-            except RETRYABLE:
-                if attempt > self.retries:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        return retry_change(lambda: commit_change(self.target, self.stage()), self.retries)
 
 
 def _assignments(value: Mapping[str, str] | str) -> Mapping[str, str] | None:

@@ -17,7 +17,7 @@ deletion vector or by rewriting their file, write the new rows, commit once.
 4. **New rows**: UPDATE evaluates ``set`` (``write.set_exprs``) on the matched rows; the
    updated rows -- and, copy-on-write, the rows kept -- are written through the table's
    one write path (``stage``: its layout, shredding, statistics and constraints).
-5. **Commit**: one commit through ``delta.transaction`` with what the change read
+5. **Commit**: one ``delta.transaction.Transaction`` with what the change read
    (``ReadSet``), so a concurrent change to the same files fails with
    ``ConcurrentDeleteDeleteError``/``ConcurrentDeleteReadError``, and concurrently added
    data the condition may match with ``ConcurrentAppendError`` (WriteSerializable lets
@@ -36,7 +36,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol as TypingProtocol
+from typing import Any, Callable, Protocol as TypingProtocol
 
 import numpy as np
 import pyarrow as pa
@@ -48,7 +48,7 @@ from varlake.delta.deletion_vector_write import descriptors_for, random_prefix
 from varlake.delta.protocol import check_writable
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
-from varlake.delta.transaction import ReadSet, commit, table_isolation
+from varlake.delta.transaction import ReadSet, Transaction, commit_with_retries
 from varlake.errors import (
     AppendOnlyTableError,
     ConcurrentAppendError,
@@ -73,6 +73,7 @@ __all__ = [
     "StagedChange",
     "check_changeable",
     "commit_change",
+    "retry_change",
     "delete",
     "deletion_vectors_enabled",
     "stage_delete",
@@ -374,28 +375,19 @@ def commit_change(target: ChangeTarget, staged: StagedChange) -> RowChangeResult
         "numDeletionVectorsAdded": str(r.num_deletion_vectors_added),
         "numAddedBytes": str(r.bytes_added),
     }
-    outcome = commit(
-        target.log.store,
-        staged.actions,
-        staged.operation,
-        read_version=staged.snapshot.version,
-        operation_parameters=staged.parameters,
-        isolation=table_isolation(staged.snapshot.metadata.configuration),
-        commit_info={"operationMetrics": metrics, "isBlindAppend": False},  # the change read the table
-        reads=staged.reads,
-    )
-    return replace(r, version=outcome.version)
+    txn = Transaction(target.log, staged.snapshot, staged.operation, staged.parameters).stage(staged.actions)
+    txn.read_set(staged.reads).commit_info(operationMetrics=metrics, isBlindAppend=False)  # the change read the table
+    return replace(r, version=txn.commit().version)
+
+
+def retry_change(run: Callable[[], RowChangeResult], retries: int) -> RowChangeResult:
+    """``run()`` (plan on the latest snapshot, write, commit), again after a ``RETRYABLE``
+    conflict up to ``retries`` times; ``attempts`` says how many runs it took."""
+    return commit_with_retries(lambda n: replace(run(), attempts=n), retries=retries, retry_on=RETRYABLE)
 
 
 def _run(target: ChangeTarget, stage: Any, retries: int) -> RowChangeResult:
-    for attempt in range(1, max(retries, 0) + 2):
-        staged = stage()
-        try:
-            return replace(commit_change(target, staged), attempts=attempt)
-        except RETRYABLE:
-            if attempt > retries:
-                raise
-    raise AssertionError("unreachable")  # pragma: no cover
+    return retry_change(lambda: commit_change(target, stage()), retries)
 
 
 def delete(target: ChangeTarget, where: str | Predicate | None = None, *, retries: int = 0) -> RowChangeResult:

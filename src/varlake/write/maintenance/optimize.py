@@ -45,8 +45,15 @@ from varlake.delta.paths import relative_data_path
 from varlake.delta.protocol import check_writable
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
-from varlake.delta.transaction import ReadSet, commit, table_isolation
-from varlake.errors import ExpressionError, InvalidTablePropertyError, MetadataChangedError, OptimizeError, VarlakeError
+from varlake.delta.transaction import CommitResult, ReadSet, Transaction, commit_with_retries
+from varlake.errors import (
+    CommitConflictError,
+    ExpressionError,
+    InvalidTablePropertyError,
+    MetadataChangedError,
+    OptimizeError,
+    VarlakeError,
+)
 from varlake.expr import Predicate, referenced_columns
 from varlake.read import ScanPlan, ScanTask, plan_scan, read_tasks
 from varlake.read.planner import bind_filter
@@ -539,7 +546,6 @@ def commit_optimize(target: Any, staged: StagedOptimize, *, dry_run: bool = Fals
     if dry_run or (not removed and not plan.store_keys):
         return replace(result, seconds=time.perf_counter() - staged.started)
     now = int(time.time() * 1000)
-    body: list[Action] = [f.remove(now, data_change=False) for f in removed] + list(staged.adds)
     parameters = {
         "predicate": json.dumps([plan.where] if plan.where is not None else []),
         "zOrderBy": json.dumps(list(plan.cluster_keys or [])),
@@ -555,28 +561,26 @@ def commit_optimize(target: Any, staged: StagedOptimize, *, dry_run: bool = Fals
     }
     reads = ReadSet(frozenset(f.path for f in removed), lambda _add: False)  # added rows are never ours to rewrite
     base = plan.snapshot
+    keys: list[Action] = []
+
+    def attempt(_n: int) -> CommitResult:
+        nonlocal keys
+        keys = clustering_actions(base, plan.cluster_by) if plan.store_keys and plan.cluster_by else []
+        txn = Transaction(target.log, base, "OPTIMIZE", parameters).stage(keys)
+        txn.remove_files(removed, data_change=False, timestamp=now).add_files(staged.adds).read_set(reads)
+        return txn.commit_info(operationMetrics=metrics, isBlindAppend=False).commit()
+
+    def rebase(exc: CommitConflictError) -> None:
+        # Storing new keys may upgrade the protocol, which any concurrent commit conflicts
+        # with: rebase on the latest version while it still holds every rewritten file
+        # under the same schema, partitioning and shredding schemas.
+        nonlocal base
+        if not keys:
+            raise exc
+        base = _rebase_for_keys(target, plan, removed)
+
     try:
-        for attempt in range(MAX_KEY_REBASES + 1):
-            keys = clustering_actions(base, plan.cluster_by) if plan.store_keys and plan.cluster_by else []
-            try:
-                outcome = commit(
-                    target.log.store,
-                    [*keys, *body],
-                    "OPTIMIZE",
-                    read_version=base.version,
-                    operation_parameters=parameters,
-                    isolation=table_isolation(base.metadata.configuration),
-                    commit_info={"operationMetrics": metrics, "isBlindAppend": False},
-                    reads=reads,
-                )
-                break
-            except MetadataChangedError:
-                # Storing new keys may upgrade the protocol, which any concurrent commit conflicts
-                # with: rebase on the latest version while it still holds every rewritten file
-                # under the same schema, partitioning and shredding schemas.
-                if not keys or attempt == MAX_KEY_REBASES:
-                    raise
-                base = _rebase_for_keys(target, plan, removed)
+        outcome = commit_with_retries(attempt, retries=MAX_KEY_REBASES, retry_on=MetadataChangedError, rebase=rebase)
     except BaseException:
         discard_files(target, staged.adds)
         raise

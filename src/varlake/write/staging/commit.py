@@ -7,7 +7,7 @@
   read), ``error`` (the table must not exist);
 - **idempotency**: ``app_id``/``app_version`` become a ``txn`` action; a version that
   is already committed makes the write a no-op (version None);
-- **blind-append rebase**: an append that lost a race (e.g. because it also changes the
+- **blind-append rebase** (``delta.transaction.commit_with_retries``): an append that lost a race (e.g. because it also changes the
   stored shredding schemas) is committed again on the winner's version as long as the
   table still stores the shredding schemas its files were written with; otherwise
   ``ShreddingConflictError``. Any other conflict is ``CommitConflictError``; in every
@@ -27,14 +27,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from varlake.delta import constants as C
-from varlake.delta.actions import AddFile, DomainMetadata, Metadata, Txn
+from varlake.delta.actions import AddFile, DomainMetadata, Metadata
 from varlake.delta.column_mapping import mapping_signature
 from varlake.delta.config import is_true
 from varlake.delta.protocol import with_writer_features
 from varlake.delta.schema import StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
-from varlake.delta.transaction import CommitResult
+from varlake.delta.transaction import CommitResult, Transaction, commit_with_retries
 from varlake.errors import CommitConflictError, ShreddingConflictError, TableError, TableExistsError
 from varlake.write.staging.conform import same_shape
 from varlake.write.staging.shredding import ENABLE_SHREDDING, SHREDDING_PROPERTY, stored_schemas
@@ -98,21 +98,21 @@ def commit_actions(
     ``overwrite`` removes every file of ``snapshot``; a concurrent change to those files
     makes the commit fail with ``CommitConflictError`` and leaves the table as it was.
     """
-    body = list(actions)
     now = int(_dt.datetime.now(_dt.timezone.utc).timestamp() * 1000)
-    if mode == "overwrite":
-        body.extend(add.remove(now) for add in snapshot.files)
-    elif mode != "append":
+    if mode not in ("append", "overwrite"):
         raise TableError(f"{log.root}: write mode must be 'append' or 'overwrite', not {mode!r}")
+    params = {"mode": "Overwrite" if mode == "overwrite" else "Append", "partitionBy": list(snapshot.partition_columns)}
+    txn = Transaction(log, snapshot, operation, params, isolation="WriteSerializable").stage(actions)
+    if mode == "overwrite":
+        txn.remove_files(snapshot.files, timestamp=now)
     if app_id is not None:
         if app_version is None:
             raise TableError(f"{log.root}: app_id needs app_version")
-        body.append(Txn(app_id, app_version, now))
-    params = {"mode": "Overwrite" if mode == "overwrite" else "Append", "partitionBy": list(snapshot.partition_columns)}
-    metrics = {"numFiles": str(sum(isinstance(a, AddFile) for a in body))}
+        txn.set_txn(app_id, app_version, now)
+    metrics = {"numFiles": str(sum(isinstance(a, AddFile) for a in txn.actions))}
     if num_rows is not None:
         metrics["numOutputRows"] = str(num_rows)
-    return log.commit(body, operation, snapshot.version, params, commit_info={"operationMetrics": metrics})
+    return txn.commit_info(operationMetrics=metrics).commit()
 
 
 def commit_write(
@@ -134,28 +134,39 @@ def commit_write(
     else:
         snapshot, metadata = pending.snapshot, pending.metadata
     mode = "append" if pending.mode == "error" else pending.mode
-    for _attempt in range(MAX_REBASES + 1):
+
+    def attempt(_n: int) -> Committed:
         actions: list[Any] = ([metadata] if metadata is not None else []) + list(pending.adds)
         if pending.domains:
             protocol = with_writer_features(snapshot.protocol, [C.DOMAIN_METADATA_FEATURE])
             actions = ([protocol] if protocol != snapshot.protocol else []) + actions + list(pending.domains)
-        try:
-            result = commit_actions(
-                log, actions, mode, snapshot, app_id=app_id, app_version=app_version,
-                num_rows=pending.num_rows, operation=pending.operation,
-            )
-            return Committed(result.version, created)
-        except CommitConflictError as exc:
-            if mode != "append":
-                raise
-            latest = log.snapshot()
-            _check_rebase(latest, pending, exc)
-            if any(latest.domains.get(d.domain) != snapshot.domains.get(d.domain) for d in pending.domains):
-                if app_id is not None and (latest.app_version(app_id) or -1) >= (app_version or 0):
-                    return Committed(None, created)  # the winner committed this txn already
-                raise CommitConflictError(f"{pending.root}: a concurrent commit changed a metadata domain this write sets ({exc})") from exc
-            snapshot, metadata = latest, None
-    raise CommitConflictError(f"{pending.root}: gave up after {MAX_REBASES} rebases on concurrent commits; nothing was committed")
+        result = commit_actions(
+            log, actions, mode, snapshot, app_id=app_id, app_version=app_version,
+            num_rows=pending.num_rows, operation=pending.operation,
+        )  # fmt: skip
+        return Committed(result.version, created)
+
+    def rebase(exc: CommitConflictError) -> Committed | None:
+        """Append the same files on the winner's version, if they still fit it."""
+        nonlocal snapshot, metadata
+        if mode != "append":
+            raise exc
+        latest = log.snapshot()
+        _check_rebase(latest, pending, exc)
+        if any(latest.domains.get(d.domain) != snapshot.domains.get(d.domain) for d in pending.domains):
+            if app_id is not None and (latest.app_version(app_id) or -1) >= (app_version or 0):
+                return Committed(None, created)  # the winner committed this txn already
+            raise CommitConflictError(f"{pending.root}: a concurrent commit changed a metadata domain this write sets ({exc})") from exc
+        snapshot, metadata = latest, None
+        return None
+
+    def gave_up(exc: CommitConflictError) -> Committed:
+        done = rebase(exc)
+        if done is not None:
+            return done
+        raise CommitConflictError(f"{pending.root}: gave up after {MAX_REBASES} rebases on concurrent commits; nothing was committed")
+
+    return commit_with_retries(attempt, retries=MAX_REBASES, rebase=rebase, gave_up=gave_up)
 
 
 def _check_rebase(latest: Snapshot, pending: PendingWrite, exc: CommitConflictError) -> None:
