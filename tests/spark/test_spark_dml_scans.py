@@ -43,7 +43,7 @@ def _deleted_table(root: Path) -> tuple[Table, dict[str, list[int]]]:
 
 
 def test_both_deletion_tests_agree_with_the_table_scan(spark: Any, tmp_path: Path) -> None:
-    from varlake.spark.reading.reader import deleted_rows_by_name
+    from varlake.spark.reading.deleted_rows import deleted_rows_by_name
 
     table, _ = _deleted_table(tmp_path / "t")
     expected = sorted(table.scan().to_arrow().column("id").to_pylist())
