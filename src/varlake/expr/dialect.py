@@ -17,7 +17,7 @@ from sqlglot.parser import binary_range_parser
 from sqlglot.parsers.databricks import DatabricksParser
 from sqlglot.tokens import TokenType
 
-__all__ = ["DIALECT", "SparkSQL"]
+__all__ = ["CANONICAL", "DIALECT", "SparkSQL"]
 
 _TYPED_LITERAL = "typed_literal"
 
@@ -92,3 +92,6 @@ class SparkSQL(Databricks):
 
 #: the dialect every sqlglot parse and rendering in varlake uses
 DIALECT = SparkSQL
+#: sqlglot's own spelling of a tree (Databricks' generator, without ``SparkSQL``'s as-written
+#: forms such as the ``RLIKE`` operator), used only to name a fragment in an error message
+CANONICAL = Databricks

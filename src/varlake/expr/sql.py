@@ -40,7 +40,7 @@ from varlake.expr.tree import (
     Term,
     VariantGet,
 )
-from varlake.expr.dialect import DIALECT
+from varlake.expr.dialect import CANONICAL, DIALECT
 from varlake.expr.types import normalize_type
 from varlake.expr.variant_paths import _normalize_variant_path, normalized_from_segments
 
@@ -88,7 +88,7 @@ def predicate_of(node: exp.Expression) -> Predicate:
     try:
         return _predicate(node)
     except RecursionError as exc:
-        raise ExpressionParseError(f"predicate {_fragment(node)[:80]!r}... is nested too deeply") from exc
+        raise ExpressionParseError(f"predicate (a {type(node).__name__} tree) is nested too deeply") from exc
 
 
 def parse_term(text: str) -> Term:
@@ -102,7 +102,7 @@ def parse_term(text: str) -> Term:
 
 def _fragment(node: exp.Expression) -> str:
     try:
-        return node.sql(dialect=DIALECT)
+        return node.sql(dialect=CANONICAL)
     except Exception:  # noqa: BLE001 - only used to word an error message
         return repr(node)
 
