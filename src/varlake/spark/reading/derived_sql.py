@@ -1,7 +1,7 @@
 """Spark SQL text for the columns of a table's view read from shredded files.
 
 A shredded group is read as a plain struct (``ignoreVariantAnnotation``) of just the
-``typed_value`` leaves a query needs (``leaf_schema``); each path use becomes a derived
+``typed_value`` leaves a query needs (``_leaf_schema``); each path use becomes a derived
 column computed from its leaf (``derived_column_sql``: the leaf cast as Spark casts its
 Variant value, ``leaf_casts.cast_sql``), a struct or array target rebuilt from the
 subtree's leaves with ``named_struct`` and ``transform`` (``_rebuild_sql``). Partition
