@@ -289,7 +289,7 @@ def events_forms(spark: Any, table: Table, relational_dir: str, options: list[st
     struct schema (``hand-nested``: SQL over the nested fields, as varlake's view does;
     ``hand-flat``: the leaves selected as top-level columns in the read DataFrame before
     the view)."""
-    from varlake.spark.reading.reader import clone_session
+    from varlake.spark.reading.shared_views import clone_session
 
     spark.read.parquet(relational_dir).createOrReplaceTempView("events_relational")
     files = [table.open_file(t.relative_path) for t in table.scan().plan().tasks]
@@ -326,14 +326,17 @@ def events_forms(spark: Any, table: Table, relational_dir: str, options: list[st
 def _flag_form(make: Callable[[], Any]) -> Any:
     """``make()`` with the plan shape before issue 16: every use through ``IF(__vl_shredded,
     leaf, <Variant expression>)`` and a flag column, even when only shredded groups read."""
-    from varlake.spark.reading import reader
+    from varlake.spark.reading import frames, prepare, shared_views
 
-    real = reader.all_shredded
-    reader.all_shredded = lambda plan: False  # type: ignore[assignment]
+    modules = (frames, prepare, shared_views)  # each reads all_shredded under its own name
+    real = frames.all_shredded
+    for module in modules:
+        module.all_shredded = lambda plan: False  # type: ignore[attr-defined]
     try:
         return make()
     finally:
-        reader.all_shredded = real  # type: ignore[assignment]
+        for module in modules:
+            module.all_shredded = real  # type: ignore[attr-defined]
 
 
 def session_sql(spark: Any, text: str) -> Any:

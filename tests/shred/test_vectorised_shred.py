@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from varlake.errors import VarlakeError
-from varlake.shred import columnar, infer
+from varlake.shred import columnar, columnar_stats, infer
 from varlake.shred.infer import infer_shredding_schema
 from varlake.shred.schema import ShreddingSchema
 from varlake.shred.shred import shred, shred_rows
@@ -178,7 +178,7 @@ def test_the_columnar_path_is_taken_for_clean_data() -> None:
     assert schema is not None
     meta, value, typed, mask = columnar.shred_columnar(col, schema.arrow_type)  # raises Fallback otherwise
     assert value.null_count < len(col)  # "z" conflicts: strings stay in value, objects shred
-    stats, rows = columnar.collect_columnar(col, 50, infer._KINDS, infer.PathStats)
+    stats, rows = columnar_stats.collect_columnar(col, 50, infer._KINDS, infer.PathStats)
     assert rows == 200 and (stats, rows) == _row_collect(col)
 
 

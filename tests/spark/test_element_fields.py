@@ -9,7 +9,7 @@ from sqlglot import exp
 from varlake.delta.schema import ArrayType, PrimitiveType, StructField, StructType
 from varlake.spark.reading.element_fields import element_fields, primitive_struct
 from varlake.spark.reading.planner import target_type
-from varlake.spark.reading.sql import SparkSQL
+from varlake.expr.dialect import SparkSQL
 
 ITEMS = "array<struct<a:bigint,d:date,s:string>>"
 GET = f"variant_get(v, '$.items', '{ITEMS}')"
@@ -93,6 +93,6 @@ def test_only_arrays_of_structs_of_primitives_with_distinct_names() -> None:
     ("add_months(x, 1)", False), ("make_date(1995, 1, 2)", False),
 ])
 def test_constant_dates(text: str, constant: bool) -> None:
-    from varlake.spark.reading.sql import _constant_date
+    from varlake.spark.reading.date_texts import _constant_date
 
     assert _constant_date(sqlglot.parse_one(text, dialect=SparkSQL)) is constant

@@ -1,8 +1,8 @@
 """A view that keeps its rebuilt line items apart compiles the rebuild in a code-generation
-stage of its own (``reader._keep_apart``): the rebuild's generated code is the same for
+stage of its own (``frames._keep_apart``): the rebuild's generated code is the same for
 every literal of the query, only the query's stage changes, and no partition is merged.
 Its failure test reads the rebuilt array instead of casting the leaves again
-(``reader._over_rebuilt``); the answers against Spark's are checked in ``test_leaf_casts``."""
+(``frames._over_rebuilt``); the answers against Spark's are checked in ``test_leaf_casts``."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import varlake.spark as vs
 from varlake.delta.actions import AddFile
 from varlake.io.parquet_write import write_parquet
-from varlake.spark.reading.sql import substitute
+from varlake.spark.reading.placeholders import substitute
 from varlake.table import Table, to_arrow_table
 
 pytestmark = pytest.mark.spark

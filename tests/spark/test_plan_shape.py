@@ -168,7 +168,7 @@ def test_errors_are_sparks_own(spark: Any, tables: dict[str, Table], query: str)
 
 
 def test_analyses_are_made_once_per_text_schema_and_confs(spark: Any, tables: dict[str, Table]) -> None:
-    from varlake.spark.reading.reader import prepare
+    from varlake.spark.reading.prepare import prepare
 
     query = "SELECT v:b::string AS b, count(*) FROM {e} WHERE v:a::bigint > 3 GROUP BY 1"
     single = prepare(spark, query, {"e": tables["single"]})

@@ -15,6 +15,7 @@ from dv_tables import delete_rows, dv_table
 
 import varlake.spark as vs
 from varlake.errors import CorruptDeletionVectorError
+from varlake.spark.reading.prepare import prepare
 
 pytestmark = pytest.mark.spark
 
@@ -59,7 +60,7 @@ def test_shredded_reads_apply_deletion_vectors(spark, dv_tables_root: Path) -> N
     assert len(live) == 36
     rows = vs.read(spark, table, columns=["id", "v:a::int AS a"], where="v:a::int >= 10").collect()
     assert sorted((r.id, r.a) for r in rows) == [(x, x) for x in live if x >= 10]
-    prepared = vs.reader.prepare(spark, "SELECT v:a::int AS a FROM {t}", {"t": table})
+    prepared = prepare(spark, "SELECT v:a::int AS a FROM {t}", {"t": table})
     assert any(g.kind == "shredded" for g in prepared.plans["t"].groups)  # the struct-leaf read path was used
 
 
@@ -75,11 +76,11 @@ def test_a_corrupt_dv_fails_the_spark_read(spark, tmp_path: Path) -> None:  # no
 
 
 def test_a_file_spark_names_otherwise_fails_rather_than_returning_deleted_rows(spark, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    import varlake.spark.reading.reader as reader
+    import varlake.spark.reading.deleted_rows as deleted_rows
 
     table = dv_table(tmp_path / "t", [10], 4)
     delete_rows(table, {table.files()[0].path: ("i", [1])})
-    monkeypatch.setattr(reader, "spark_file_name", lambda uri: uri + "-not-its-name")
+    monkeypatch.setattr(deleted_rows, "spark_file_name", lambda uri: uri + "-not-its-name")
     with pytest.raises(Exception, match="named otherwise than varlake expects"):
         vs.read(spark, table).collect()
 

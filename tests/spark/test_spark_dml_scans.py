@@ -43,7 +43,7 @@ def _deleted_table(root: Path) -> tuple[Table, dict[str, list[int]]]:
 
 
 def test_both_deletion_tests_agree_with_the_table_scan(spark: Any, tmp_path: Path) -> None:
-    from varlake.spark.reading.reader import deleted_rows_by_name
+    from varlake.spark.reading.deleted_rows import deleted_rows_by_name
 
     table, _ = _deleted_table(tmp_path / "t")
     expected = sorted(table.scan().to_arrow().column("id").to_pylist())
@@ -116,3 +116,16 @@ def test_count_star_falls_back_to_spark(spark: Any, tmp_path: Path, capsys: pyte
     df = vs.sql(spark, "SELECT count(*) FROM {t}", t=table)
     assert "parquet" in _explained(df, capsys)
     assert df.collect()[0][0] == len(ids)
+
+
+def test_an_aliased_dml_condition_skips_by_its_unaliased_predicate() -> None:
+    """``DELETE``/``UPDATE`` with a target alias: the condition's sqlglot tree, the alias
+    dropped, becomes the skipping predicate directly (``expr.sql.predicate_of``)."""
+    from varlake.expr import parse_predicate
+    from varlake.spark.changes.dml import _unaliased
+
+    got = _unaliased("d.id = 12 AND D.v:a::int > 1 AND (d.s IS NULL OR x IN (1, 2))", "d")
+    assert got == parse_predicate("id = 12 AND v:a::int > 1 AND (s IS NULL OR x IN (1, 2))")
+    assert _unaliased("round(d.id, 1) = 1", "d") is None  # nothing to skip by: every file is a candidate
+    assert _unaliased("d.id = ", "d") is None
+    assert _unaliased("id = 1", None) == "id = 1"  # no alias: the text as given

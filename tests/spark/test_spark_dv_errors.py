@@ -26,6 +26,7 @@ import varlake.spark as vs
 from varlake import Table
 from varlake.delta.actions import AddFile
 from varlake.io.parquet_write import write_parquet
+from varlake.spark.reading.prepare import prepare
 from varlake.table import to_arrow_table
 
 pytestmark = pytest.mark.spark
@@ -145,7 +146,7 @@ def test_the_shredded_table_takes_the_shredded_path(spark: Any, tables: dict[str
     explanation = vs.explain(spark, "SELECT id FROM {t} WHERE v:a::int >= 0", t=tables["shredded"], show=False)
     assert [g.kind for g in explanation.plans["t"].groups] == ["shredded"]
     assert "deletion vectors: 2 file(s)" in str(explanation)
-    prepared = vs.reader.prepare(spark, "SELECT id FROM {t} WHERE v:a::int >= 0", {"t": tables["variant"]})
+    prepared = prepare(spark, "SELECT id FROM {t} WHERE v:a::int >= 0", {"t": tables["variant"]})
     assert {g.kind for g in prepared.plans["t"].groups} == {"variant"}
 
 

@@ -26,7 +26,9 @@ from varlake.spark.reading.planner import (
     target_type,
     type_text,
 )
-from varlake.spark.reading.sql import analyze, derived_name, rewrite, spark_path
+from varlake.spark.reading.placeholders import derived_name
+from varlake.spark.reading.rewrite import rewrite
+from varlake.spark.reading.sql import analyze, spark_path
 from varlake.table import Table, to_arrow_table
 
 EVENTS = parse_schema(

@@ -21,7 +21,7 @@ from varlake.delta.schema import parse_schema
 from varlake.errors import ExpressionEvaluationError
 from varlake.io.parquet_write import write_parquet
 from varlake.spark.reading.explain import executed_scans
-from varlake.spark.reading.reader import IGNORE_VARIANT_ANNOTATION
+from varlake.spark.reading.shared_views import IGNORE_VARIANT_ANNOTATION
 from varlake.spark.session.local import is_classic, spark_conf
 from varlake.table import Table, to_arrow_table
 
@@ -323,7 +323,8 @@ def test_variants_held_in_structs_take_the_struct_path(spark: Any, tmp_path: Pat
 
 
 def test_sql_spark_rejects_after_rewriting_falls_back_to_reading_variants(any_spark: Any, spark: Any, events: Table) -> None:
-    from varlake.spark.reading.reader import prepare, run
+    from varlake.spark.reading.prepare import prepare
+    from varlake.spark.reading.reader import run
 
     query = "SELECT v:b::string AS b, count(*) AS n FROM {e} WHERE v:a::bigint < 120 GROUP BY 1"
     prepared = prepare(any_spark, query, {"e": events})
@@ -336,8 +337,9 @@ def test_sql_spark_rejects_after_rewriting_falls_back_to_reading_variants(any_sp
 
 def test_queries_share_table_reads_and_stay_correct(any_spark: Any, spark: Any, events: Table, monkeypatch: pytest.MonkeyPatch) -> None:
     from varlake.spark.reading import reader
+    from varlake.spark.reading.shared_views import SharedReads
 
-    reads = reader.SharedReads(capacity=2)
+    reads = SharedReads(capacity=2)
     monkeypatch.setattr(reader, "SHARED_READS", reads)
     query = "SELECT {e}.id, v:a::bigint + %d AS x FROM {e} WHERE v:b::string = 'k1'"
     first = vs.sql(any_spark, query % 1, e=events)

@@ -21,7 +21,8 @@ from varlake import Table, parse_json
 from varlake.cli import app
 from varlake.errors import TableError
 from varlake.write import ENABLE_SHREDDING, SHREDDING_PROPERTY
-from varlake.write.diagnostics.doctor import DoctorReport, path_text, sample_rows
+from varlake.write.diagnostics.doctor import sample_rows
+from varlake.write.diagnostics.report import DoctorReport, path_text
 
 
 def _table(root: Path, *, shredding: bool = True, ddl: str | None = None) -> Table:

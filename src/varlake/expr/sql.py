@@ -1,8 +1,8 @@
-"""SQL predicate text -> predicate tree, using sqlglot's Databricks dialect.
+"""SQL predicate text (or its sqlglot tree) -> predicate tree, in varlake's dialect.
 
-The Databricks dialect is Spark SQL plus the Variant shorthand (``v:a.b``,
-``v:a['x y'][0]::bigint``), which plain ``spark`` does not parse; it also keeps ANSI
-``CAST`` distinct from ``TRY_CAST``.  Anything the tree cannot express raises
+The dialect (``varlake.expr.dialect``) is Databricks', Spark SQL plus the Variant
+shorthand (``v:a.b``, ``v:a['x y'][0]::bigint``), with Spark 4.3's own parsing rules;
+it keeps ANSI ``CAST`` distinct from ``TRY_CAST``.  Anything the tree cannot express raises
 UnsupportedExpressionError naming the SQL fragment.
 """
 
@@ -40,10 +40,10 @@ from varlake.expr.tree import (
     Term,
     VariantGet,
 )
+from varlake.expr.dialect import CANONICAL, DIALECT
 from varlake.expr.types import normalize_type
 from varlake.expr.variant_paths import normalize_variant_path, normalized_from_segments
 
-_DIALECT = "databricks"
 _COMPARISONS: dict[type[exp.Expression], str] = {
     exp.EQ: "=",
     exp.NEQ: "<>",
@@ -70,7 +70,7 @@ _TRUE = Literal(True, "boolean")
 def parse_predicate(text: str) -> Predicate:
     """Parse a Spark SQL boolean expression (a WHERE clause body) into an unbound tree."""
     try:
-        node = sqlglot.parse_one(text, read=_DIALECT)
+        node = sqlglot.parse_one(text, read=DIALECT)
     except SqlglotError as exc:
         raise ExpressionParseError(f"cannot parse predicate {text!r}: {str(exc).splitlines()[0]}") from exc
     except RecursionError as exc:
@@ -81,10 +81,20 @@ def parse_predicate(text: str) -> Predicate:
         raise ExpressionParseError(f"predicate {text[:80]!r}... is nested too deeply") from exc
 
 
+def predicate_of(node: exp.Expression) -> Predicate:
+    """The predicate tree of a sqlglot expression parsed with ``dialect.DIALECT`` (e.g. a
+    WHERE body taken from a parsed query): what ``parse_predicate`` gives for its text,
+    without rendering it and parsing it again. ``node`` is not changed."""
+    try:
+        return _predicate(node)
+    except RecursionError as exc:
+        raise ExpressionParseError(f"predicate (a {type(node).__name__} tree) is nested too deeply") from exc
+
+
 def parse_term(text: str) -> Term:
     """Parse a single value expression, e.g. ``v:a.b::bigint`` or ``s.x``."""
     try:
-        node = sqlglot.parse_one(text, read=_DIALECT)
+        node = sqlglot.parse_one(text, read=DIALECT)
     except SqlglotError as exc:
         raise ExpressionParseError(f"cannot parse expression {text!r}: {str(exc).splitlines()[0]}") from exc
     return _term(node)
@@ -92,7 +102,7 @@ def parse_term(text: str) -> Term:
 
 def _fragment(node: exp.Expression) -> str:
     try:
-        return node.sql(dialect=_DIALECT)
+        return node.sql(dialect=CANONICAL)
     except Exception:  # noqa: BLE001 - only used to word an error message
         return repr(node)
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from varlake.errors import ShreddingError
-from varlake.shred.columnar import Fallback, Kinds, collect_columnar
+from varlake.shred.columnar_read import Fallback
+from varlake.shred.columnar_stats import Kinds, collect_columnar
 from varlake.shred.schema import (
     MAX_DECIMAL_PRECISION,
     TIME_US,

@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from varlake.write.diagnostics.doctor import ColumnReport, DoctorReport, PathCoverage
+from varlake.write.diagnostics.report import ColumnReport, DoctorReport, PathCoverage
 
 __all__ = ["BAR_WIDTH", "coverage_bar", "doctor_renderables", "size_text"]
 

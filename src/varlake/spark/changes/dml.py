@@ -49,12 +49,14 @@ from varlake.errors import (
     UnknownColumnError,
     VarlakeError,
 )
-from varlake.expr import bind, parse_predicate
+from varlake.expr import Predicate, bind, parse_predicate
+from varlake.expr.dialect import SparkSQL
+from varlake.expr.sql import predicate_of
 from varlake.expr.types import TypeFamily, family_of
 from varlake.semantics.types import backquote
 from varlake.spark.changes.row_ids import FILE_COLUMN, ROW_COLUMN, TargetFrame, file_rows, plan_candidates, target_frame
 from varlake.spark.session.local import spark_error_summary
-from varlake.spark.reading.sql import SparkSQL, substitute, view_name
+from varlake.spark.reading.placeholders import substitute, view_name
 from varlake.spark.types import to_delta_schema, to_spark_type
 from varlake.table import Table
 from varlake.write.changes import merge as _merge
@@ -202,9 +204,9 @@ def _change(
     return _finish(spark, target, operation, retired, new_rows, matched if sets is not None else 0, counts, parameters)
 
 
-def _unaliased(where: str | None, alias: str | None) -> str | None:
+def _unaliased(where: str | None, alias: str | None) -> str | Predicate | None:
     """``where`` with the target alias dropped from its columns (for skipping), or None
-    (every file a candidate) when it cannot be rewritten."""
+    (every file a candidate) when it cannot be rewritten or read as a predicate."""
     if where is None or not alias:
         return where
     try:
@@ -214,7 +216,10 @@ def _unaliased(where: str | None, alias: str | None) -> str | None:
     for column in node.find_all(exp.Column):
         if column.table and column.table.lower() == alias.lower():
             column.set("table", None)
-    return _sql(node)
+    try:
+        return predicate_of(node)
+    except VarlakeError:  # as plan_candidates treats a condition it cannot read
+        return None
 
 
 def delete(spark: Any, path: Any, where: str | None = None, *, retries: int = 0, target_alias: str | None = None) -> RowChangeResult:

@@ -36,7 +36,9 @@ from varlake.read.row_matches import FileRows
 from varlake.semantics.types import backquote
 from varlake.spark.reading.deleted_rows import keep_sql
 from varlake.spark.session.local import PARQUET_READ_OPTIONS
-from varlake.spark.reading.reader import ID_NAME, mapped_reads, spark_type_sql, deleted_rows_by_name, partition_sql, variants_masked
+from varlake.spark.reading.deleted_rows import deleted_rows_by_name, variants_masked
+from varlake.spark.reading.derived_sql import partition_sql, spark_type_sql
+from varlake.spark.reading.mapped_read import ID_NAME, mapped_reads
 from varlake.spark.types import to_spark_schema
 from varlake.table import Table
 

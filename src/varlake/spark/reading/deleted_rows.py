@@ -33,12 +33,31 @@ per file crossed that at some tens of files, and each row then cost ~1.2 us of C
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-__all__ = ["DeletedRows", "IN_LIST_MAX", "keep_sql", "spark_xxhash64", "word_index_sql"]
+from varlake.errors import TableError
+from varlake.semantics.types import backquote
+from varlake.spark.types import holds_variant
+from varlake.spark.uris import local_path, spark_file_name
+from varlake.spark.reading.planner import TablePlan
+from varlake.table import Table
+
+__all__ = [
+    "DeletedRows",
+    "IN_LIST_MAX",
+    "deleted_rows_by_name",
+    "file_size",
+    "keep_sql",
+    "spark_xxhash64",
+    "variants_masked",
+    "without_deleted_rows",
+    "word_index_sql",
+]
 
 #: Up to this many deleted rows a file may be tested by an ``IN`` set instead of bitset words.
 IN_LIST_MAX = 64
@@ -269,3 +288,78 @@ def spark_xxhash64(text: str, seed: int = 42) -> int:
     acc = (acc * _P3) & _M64
     acc ^= acc >> 32
     return acc - (1 << 64) if acc >= 1 << 63 else acc
+
+
+# --- Spark reads of files with deletion vectors ------------------------------------------------------
+
+
+_DV_FILE, _DV_ROW, _DV_SIZE, _DV_KEEP = "__vl_dv_file", "__vl_dv_row", "__vl_dv_size", "__vl_dv_keep"
+
+
+def without_deleted_rows(relation: Any, plan: TablePlan, tasks: Sequence[Any], read_schema: Any) -> Any:
+    """The files of ``tasks`` (each with a deletion vector), read by ``relation`` (one
+    Parquet relation reading ``read_schema``), without their deleted rows, which no
+    expression of the query ever sees.
+
+    A ``Filter`` right above the scan keeps the rows their deletion vectors keep
+    (``deleted_rows.keep_sql`` of each row's ``_metadata`` ``file_path``, ``file_size``
+    and ``row_index`` -- its index in the file, which Spark's Parquet scan keeps right
+    while it prunes columns and row groups). Spark merges the query's filters after it
+    (``And(keep, ...)``, evaluated left first) while still pushing their comparisons to
+    the scan to skip row groups. Columns holding Variants are also read as ``IF(keep, v,
+    NULL)``: otherwise Spark would evaluate a ``variant_get(v, '$.a', 'int')`` of the
+    query inside the scan (``pushVariantIntoScan``), before any filter.
+
+    The file names are those the relation's own file index lists (``inputFiles``, as
+    ``spark_file_name`` spells them); should a row come from a file under another name,
+    the read raises rather than return rows a deletion vector deletes."""
+    from varlake.delta.deletion_vectors import keep_mask
+
+    files = []
+    for found, task in deleted_rows_by_name(relation, plan.table, tasks):
+        if task.physical_records is not None:  # numRecords is required with a DV: check it bounds the DV
+            keep_mask(found.rows, task.physical_records, f"{plan.table.path}: data file {task.relative_path!r} (rows counted by its numRecords)")
+        files.append(found)
+    guard = f"{plan.table.path}: a file with a deletion vector is named otherwise than varlake expects"
+    keep = keep_sql(files, _DV_ROW, _DV_FILE, _DV_SIZE, guard)
+    names = [backquote(f.name) for f in read_schema.fields]
+    masked = variants_masked(read_schema.fields, names, _DV_KEEP)
+    return (
+        relation.selectExpr(
+            *names, f"_metadata.file_path AS {_DV_FILE}", f"_metadata.row_index AS {_DV_ROW}", f"_metadata.file_size AS {_DV_SIZE}"
+        )
+        .selectExpr(*names, f"{keep} AS {_DV_KEEP}")
+        .where(_DV_KEEP)
+        .selectExpr(*masked)
+    )
+
+
+def file_size(table: Table, task: Any) -> int:
+    """A data file's size as its storage lists it (what Spark's ``_metadata.file_size`` says)."""
+    try:
+        return int(table.storage.info(f"{table.path}/{task.relative_path}").size)
+    except Exception:  # noqa: BLE001 -- the add's size is the file's size in a sound table
+        return int(task.add.size)
+
+
+def deleted_rows_by_name(relation: Any, table: Table, tasks: Sequence[Any]) -> list[tuple[DeletedRows, Any]]:
+    """Each task's deleted rows (empty without a deletion vector) under the name Spark's
+    ``_metadata.file_path`` gives its file in ``relation`` (its own file index,
+    ``inputFiles``); a file listed under no name varlake recognises raises."""
+    spelled = {local_path(uri): spark_file_name(uri) for uri in relation.inputFiles()}
+    out = []
+    for task in tasks:
+        location = table.open_file(task.relative_path)
+        name = spelled.get(os.path.normpath(location))
+        if name is None:
+            raise TableError(
+                f"{table.path}: data file {task.relative_path!r}: Spark lists {location!r} under no name varlake recognises"
+            )
+        out.append((DeletedRows(name, file_size(table, task), table.deleted_rows(task), task.physical_records), task))
+    return out
+
+
+def variants_masked(fields: Sequence[Any], names: Sequence[str], keep: str) -> list[str]:
+    """Select expressions reading each column, those holding Variants as ``IF(keep, v, NULL)``
+    (so Spark never extracts from a deleted row inside the scan)."""
+    return [f"IF({keep}, {n}, NULL) AS {n}" if holds_variant(f.dataType) else n for f, n in zip(fields, names)]

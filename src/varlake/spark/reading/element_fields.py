@@ -3,11 +3,11 @@
 TPC-H's line items are read as ``explode(variant_get(v, '$.lineitems',
 'array<struct<...>>'))`` in a ``LATERAL VIEW`` (directly, or through a subquery column),
 then ``l.l_shipdate``, ``l.l_discount``, ... Served from a shredded array, the view would
-rebuild every element's struct from the element leaves (``reader._rebuild_sql``: a
+rebuild every element's struct from the element leaves (``derived_sql._rebuild_sql``: a
 ``transform`` lambda, which Spark evaluates without generated code) only for the query to
 take the fields apart again. When every reference to the exploded element is such a field
 access, the array can be read as its shredded elements themselves, and each ``l.f`` as
-the cast of the element's leaf of ``f`` (``sql.rewritten_tree``): no struct is built.
+the cast of the element's leaf of ``f`` (``rewrite.rewritten_tree``): no struct is built.
 
 ``element_fields`` finds, for a site, the element's name and every field access, or
 None when anything else may see the element or the array: a reference to the element

@@ -17,7 +17,9 @@ from typing import Any
 from varlake.errors import TableError
 from varlake.read import PutBack
 from varlake.spark.reading.planner import FileGroup, TablePlan, read_use
-from varlake.spark.reading.reader import PreparedQuery, TableSource, all_shredded, prepare, read_query
+from varlake.spark.reading.frames import all_shredded
+from varlake.spark.reading.prepare import PreparedQuery, TableSource, prepare
+from varlake.spark.reading.reader import read_query
 from varlake.spark.session.local import is_classic
 
 __all__ = ["Explanation", "executed_scans", "explain"]

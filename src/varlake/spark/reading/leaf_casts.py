@@ -27,7 +27,7 @@ raising Spark's own error and message, at the site. Struct and array targets wor
 same way.
 
 A struct or array target's value is rebuilt from the leaves with every cast a ``try_cast``
-(``reader._rebuild_sql``): an array of primitives without a lambda (``elements_sql``:
+(``derived_sql._rebuild_sql``): an array of primitives without a lambda (``elements_sql``:
 ``try_cast(arr.typed_value.typed_value AS ARRAY<T>)``, Spark's field extraction over an
 array and its array cast, which casts each element as ``try_cast`` would), an array of
 structs with ``transform(arr, x -> named_struct(...))`` (cheaper than ``arrays_zip`` of the

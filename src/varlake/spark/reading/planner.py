@@ -430,7 +430,7 @@ class TablePlan:
     whole_variant: bool
     groups: tuple[FileGroup, ...]
     #: the view computes its rebuilt struct and array columns apart from the query's
-    #: filters (``reader._keep_apart``): the query filters on none of the table's paths
+    #: filters (``frames._keep_apart``): the query filters on none of the table's paths
     keep_apart: bool = False
 
     @property

@@ -56,6 +56,7 @@ from varlake.errors import (
     TableError,
     UnknownColumnError,
 )
+from varlake.expr.dialect import DIALECT
 from varlake.expr import (
     And,
     Column,
@@ -87,7 +88,6 @@ __all__ = ["MergeBuilder", "MergeClause", "MergeScope", "cardinality_ok", "equi_
 
 ClauseKind = TypingLiteral["matched", "not_matched", "not_matched_by_source"]
 ClauseAction = TypingLiteral["update", "delete", "insert"]
-_DIALECT = "databricks"
 #: at most this many distinct source keys become an IN list for skipping (else a range)
 MAX_IN_LIST = 10_000
 _KEY_FAMILIES = (TypeFamily.EXACT_NUMERIC, TypeFamily.STRING, TypeFamily.DATE, TypeFamily.BOOLEAN, TypeFamily.TIMESTAMP, TypeFamily.TIMESTAMP_NTZ, TypeFamily.BINARY)
@@ -218,7 +218,7 @@ class MergeScope:
     def qualify(self, text: str, what: str) -> str:
         """``text`` with every bare column name prefixed by the side that has it."""
         try:
-            node = sqlglot.parse_one(text, read=_DIALECT)
+            node = sqlglot.parse_one(text, read=DIALECT)
         except SqlglotError as exc:
             raise ExpressionParseError(f"MERGE {what}: cannot parse {text!r}: {str(exc).splitlines()[0]}") from None
         aliases = {self.target_alias.lower(), self.source_alias.lower()}
@@ -235,11 +235,11 @@ class MergeScope:
             in_target, in_source = root in targets, root in sources
             if in_target and in_source:
                 raise AmbiguousColumnError(
-                    f"MERGE {what}: column {column.sql(dialect=_DIALECT)!r} is in both the target and the source; "
+                    f"MERGE {what}: column {column.sql(dialect=DIALECT)!r} is in both the target and the source; "
                     f"qualify it as {self.target_alias}.{root} or {self.source_alias}.{root}"
                 )
             if not in_target and not in_source:
-                raise UnknownColumnError(f"MERGE {what}: column {column.sql(dialect=_DIALECT)!r} is in neither the target nor the source")
+                raise UnknownColumnError(f"MERGE {what}: column {column.sql(dialect=DIALECT)!r} is in neither the target nor the source")
             alias = self.target_alias if in_target else self.source_alias
             parts = [p.name for p in column.parts]
             qualified = _column_path([alias, *parts])
@@ -247,7 +247,7 @@ class MergeScope:
                 node = qualified
             else:
                 column.replace(qualified)
-        return node.sql(dialect=_DIALECT)
+        return node.sql(dialect=DIALECT)
 
 
 def _column_path(parts: Sequence[str]) -> exp.Expression:

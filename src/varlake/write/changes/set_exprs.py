@@ -34,6 +34,7 @@ from varlake.errors import (
     UnsupportedExpressionError,
     VarlakeError,
 )
+from varlake.expr.dialect import CANONICAL, DIALECT
 from varlake.expr.rows import row_variant_get
 from varlake.expr import IsNull, bind, parse_term, term_type
 from varlake.expr.casts import can_cast, cast_value
@@ -52,7 +53,6 @@ VARIANT_FUNCTIONS = (
     "variant_set", "try_variant_set", "variant_insert", "try_variant_insert", "variant_delete",
     "variant_array_append", "try_variant_array_append", "variant_strip_nulls", "is_valid_variant",
 )  # fmt: skip
-_DIALECT = "databricks"
 
 
 _PATCH_MODULES = ("varlake.variant.patch", "varlake.variant.validity")
@@ -94,7 +94,7 @@ class _Compiler:
         self.patch = variant_patch_functions()
 
     def fail(self, what: str, node: exp.Expression) -> UnsupportedExpressionError:
-        return UnsupportedExpressionError(f"SET expression {self.text!r}: {what} is not supported", node.sql(_DIALECT))
+        return UnsupportedExpressionError(f"SET expression {self.text!r}: {what} is not supported", node.sql(CANONICAL))
 
     def compile(self, node: exp.Expression) -> tuple[RowFn, str]:
         if isinstance(node, exp.Paren):
@@ -111,7 +111,7 @@ class _Compiler:
         return self.leaf(node)  # columns, literals, casts, arithmetic, functions: the expression layer
 
     def leaf(self, node: exp.Expression) -> tuple[RowFn, str]:
-        term = parse_term(node.sql(dialect=_DIALECT))
+        term = parse_term(node.sql(dialect=DIALECT))
         bound = bind(IsNull(term), self.types, session_tz=self.tz)
         if not isinstance(bound, IsNull):
             raise self.fail("expression", node)
@@ -248,7 +248,7 @@ def compile_set(
         if not isinstance(text, str):
             raise ExpressionParseError(f"SET {column!r}: the value must be SQL text, got {type(text).__name__}")
         try:
-            node = sqlglot.parse_one(text, read=_DIALECT)
+            node = sqlglot.parse_one(text, read=DIALECT)
         except SqlglotError as exc:
             raise ExpressionParseError(f"cannot parse SET expression {text!r}: {str(exc).splitlines()[0]}") from None
         except RecursionError:
