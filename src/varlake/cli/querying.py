@@ -19,7 +19,7 @@ __all__ = ["QueryFormat", "explain_query", "query", "run_query"]
 def run_query(spark: Any, path: str, query: str) -> Any:
     """``query`` with ``{t}`` standing for the table at ``path``, as a Spark DataFrame
     (``varlake.spark.sql``: files skipped by statistics, shredded paths read as columns)."""
-    from varlake.spark.reading import sql
+    from varlake.spark import sql
 
     if "{t}" not in query:
         raise ValueError("the query must name the table as {t}, e.g. SELECT count(*) FROM {t}")
@@ -28,7 +28,7 @@ def run_query(spark: Any, path: str, query: str) -> Any:
 
 def explain_query(spark: Any, path: str, query: str) -> str:
     """What ``run_query`` will read: files skipped, shredded and Variant read paths, final SQL."""
-    from varlake.spark.reading import explain
+    from varlake.spark import explain
 
     if "{t}" not in query:
         raise ValueError("the query must name the table as {t}, e.g. SELECT count(*) FROM {t}")
