@@ -3,7 +3,10 @@ progress bars on stderr."""
 
 from __future__ import annotations
 
+import atexit
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +18,7 @@ from rich.text import Text
 from varlake.cli.base import err
 from varlake.cli.doctor_chart import size_text
 
-__all__ = ["progress", "spark_session", "stage_io_text"]
+__all__ = ["close_session", "progress", "spark_session", "stage_io_text"]
 
 
 def spark_session(master: str | None, conf: list[str], verbose: bool = False, remote: str | None = None) -> Any:
@@ -47,7 +50,53 @@ def spark_session(master: str | None, conf: list[str], verbose: bool = False, re
         with quiet_launch(enabled=not verbose):
             return local_session(master, conf)
 
-    return open_classic(master, {**settings, **user}, start)
+    spark = open_classic(master, {**settings, **user}, start)
+    atexit.register(close_session, spark)
+    return spark
+
+
+def close_session(spark: Any, timeout: float = 30.0) -> None:
+    """End a classic session and everything it runs in this process, while the interpreter
+    is whole (``spark_session`` registers it with ``atexit``; ``atexit`` runs it before the
+    interpreter finalizes).
+
+    Left running, Py4J's daemon threads -- the callback server and its connections (where a
+    ``foreachBatch`` of a stream ran), its finalizer worker, the accumulator server -- wake
+    while the interpreter finalizes, and a thread that then takes the GIL is ended under
+    native frames, which can abort the process after the command succeeded ("terminate
+    called without an active exception", exit code 134). So: streams stopped, the
+    SparkContext stopped, the gateway shut down, the JVM ended by closing its stdin (as it
+    would be at exit), and those threads joined. A failure here is a warning on stderr: the
+    command's own exit code stands."""
+    from pyspark import SparkContext
+
+    threads = [t for t in threading.enumerate() if t.daemon and _owner(t).startswith(("py4j", "pyspark"))]
+    try:
+        for q in spark.streams.active:
+            q.stop()
+        spark.stop()
+        gateway = SparkContext._gateway
+        if gateway is not None:
+            proc = getattr(gateway, "proc", None)
+            gateway.shutdown()
+            SparkContext._gateway = SparkContext._jvm = None
+            if proc is not None and proc.stdin is not None:
+                proc.stdin.close()  # spark-submit ends its JVM when its stdin closes
+                proc.wait(timeout)
+    except Exception as exc:  # the JVM may be gone already  # noqa: BLE001
+        print(f"warning: stopping Spark at exit: {type(exc).__name__}: {exc}", file=sys.stderr)
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+
+
+def _owner(thread: threading.Thread) -> str:
+    """The module of what a thread runs: its class's, or its target's (a method's object)."""
+    if type(thread) is not threading.Thread:
+        return type(thread).__module__
+    target = getattr(thread, "_target", None)
+    owner = getattr(target, "__self__", None)
+    return type(owner).__module__ if owner is not None else getattr(target, "__module__", "") or ""
 
 
 def stage_io_text(stage: Any) -> str:
