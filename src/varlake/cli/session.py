@@ -51,14 +51,24 @@ def spark_session(master: str | None, conf: list[str], verbose: bool = False, re
             return local_session(master, conf)
 
     spark = open_classic(master, {**settings, **user}, start)
-    atexit.register(close_session, spark)
+    if not _OPENED:
+        atexit.register(_close_opened)
+    _OPENED.append(spark)
     return spark
+
+
+_OPENED: list[Any] = []  # the classic sessions commands of this process opened
+
+
+def _close_opened() -> None:
+    while _OPENED:
+        close_session(_OPENED.pop())
 
 
 def close_session(spark: Any, timeout: float = 30.0) -> None:
     """End a classic session and everything it runs in this process, while the interpreter
-    is whole (``spark_session`` registers it with ``atexit``; ``atexit`` runs it before the
-    interpreter finalizes).
+    is whole (the sessions ``spark_session`` opened are closed by an ``atexit`` handler, which
+    runs before the interpreter finalizes).
 
     Left running, Py4J's daemon threads -- the callback server and its connections (where a
     ``foreachBatch`` of a stream ran), its finalizer worker, the accumulator server -- wake
@@ -72,9 +82,10 @@ def close_session(spark: Any, timeout: float = 30.0) -> None:
 
     threads = [t for t in threading.enumerate() if t.daemon and _owner(t).startswith(("py4j", "pyspark"))]
     try:
-        for q in spark.streams.active:
-            q.stop()
-        spark.stop()
+        if SparkContext._active_spark_context is not None:
+            for q in spark.streams.active:
+                q.stop()
+            spark.stop()
         gateway = SparkContext._gateway
         if gateway is not None:
             proc = getattr(gateway, "proc", None)
@@ -85,6 +96,7 @@ def close_session(spark: Any, timeout: float = 30.0) -> None:
                 proc.wait(timeout)
     except Exception as exc:  # the JVM may be gone already  # noqa: BLE001
         print(f"warning: stopping Spark at exit: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return  # its threads may not end: they are left to the interpreter, as before
     deadline = time.monotonic() + timeout
     for t in threads:
         t.join(max(0.0, deadline - time.monotonic()))
