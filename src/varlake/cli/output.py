@@ -27,7 +27,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.cells import cell_len
@@ -35,7 +35,9 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from varlake.cli.base import Format
-from varlake.write.diagnostics.doctor import DoctorReport
+
+if TYPE_CHECKING:
+    from varlake.write.diagnostics.doctor import DoctorReport
 
 __all__ = ["CsvOutput", "JsonOutput", "Output", "TableOutput", "cell", "fitted_widths", "output_for", "plain"]
 
