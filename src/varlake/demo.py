@@ -103,7 +103,7 @@ def timed(label: str, fn: Callable[[], Any]) -> Any:
 
 
 def main() -> None:
-    from varlake.cli import Format, describe_table, explain_query, render_rows, run_query
+    from varlake.cli import describe_table, explain_query, output_for, run_query
     from varlake.spark import ingest_json, local_session
 
     check = Checks()
@@ -147,13 +147,13 @@ def main() -> None:
             print("4. queries")
             q1 = "SELECT doc:commit.collection::string AS collection, count(*) AS events FROM {t} GROUP BY 1 ORDER BY 1"
             rows = timed("events per collection", lambda: [r.asDict() for r in run_query(spark, str(table_path), q1).collect()])
-            render_rows(rows, ["collection", "events"], Format.table)
+            output_for("table").rows(rows, ["collection", "events"])
             want = Counter((d.get("commit") or {}).get("collection") for d in docs)
             check({r["collection"]: r["events"] for r in rows} == dict(want), "counts per collection match the generated events")
 
             q2 = "SELECT kind, count(*) AS n, min(ts) AS first, max(ts) AS last FROM {t} GROUP BY kind ORDER BY n DESC"
             rows = timed("events per kind", lambda: [r.asDict() for r in run_query(spark, str(table_path), q2).collect()])
-            render_rows(rows, ["kind", "n", "first", "last"], Format.table)
+            output_for("table").rows(rows, ["kind", "n", "first", "last"])
             check({r["kind"]: r["n"] for r in rows} == dict(Counter(d["kind"] for d in docs)), "counts per kind match")
 
             cutoff = START_US + int(N_EVENTS * 0.9) * 1_000_003
@@ -161,7 +161,7 @@ def main() -> None:
             q3 = f"SELECT doc:commit.operation::string AS operation, count(*) AS n FROM {{t}} WHERE {predicate} GROUP BY 1 ORDER BY 1"
             print(explain_query(spark, str(table_path), q3))
             rows = timed("late events per operation", lambda: [r.asDict() for r in run_query(spark, str(table_path), q3).collect()])
-            render_rows(rows, ["operation", "n"], Format.table)
+            output_for("table").rows(rows, ["operation", "n"])
             late = [d for d in docs if d["time_us"] >= cutoff]
             want_ops = Counter((d.get("commit") or {}).get("operation") for d in late)
             check({r["operation"]: r["n"] for r in rows} == dict(want_ops), f"{len(late)} late events, per operation, match")
@@ -173,10 +173,10 @@ def main() -> None:
 
             print("5. describe and vacuum")
             info = describe_table(str(table_path))
-            render_rows(
+            output_for("table").rows(
                 [{"key": k, "value": info[k]} for k in ("version", "files", "rows", "size_bytes")]
                 + [{"key": "shredding.doc", "value": info["shredding"].get("doc")}],
-                ["key", "value"], Format.table,
+                ["key", "value"],
             )
             check(info["rows"] == len(events), "describe counts every row")
             doomed = table.vacuum(0, dry_run=True, unsafe_retention=True)

@@ -71,8 +71,8 @@ def test_missing_table_is_one_error_line(tmp_path: Path) -> None:
 
 
 def test_coverage_bar_cells() -> None:
+    from varlake.cli.doctor_chart import BAR_WIDTH, coverage_bar
     from varlake.write.diagnostics.report import PathCoverage
-    from varlake.write.doctor_chart import BAR_WIDTH, coverage_bar
 
     def bar(typed: int, residual: int, missing: int) -> str:
         return coverage_bar(PathCoverage("$.a", True, "bigint", typed + residual + missing, typed, residual, missing, 0, 0)).plain

@@ -55,6 +55,18 @@ def test_limit_prints_first_rows_and_counts_the_rest(spark: Any, table: Path) ->
     assert r.stdout.strip() == "id" and f"0 of {N}" in r.stderr  # the header only
 
 
+def test_table_form_prints_one_line_per_row_at_the_terminal_width(spark: Any, table: Path) -> None:
+    """Long Variant cells are cut with an ellipsis, not wrapped: the header and 40 rows."""
+    sql = "SELECT id, doc, parse_json(to_json(named_struct('text', repeat('lorem ', 40)))) AS long FROM {t} ORDER BY id"
+    r = runner.invoke(app, ["query", str(table), sql], env={"COLUMNS": "80"}, catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert len(lines) == 4 + 40  # rules above and below the header and at the end, 40 rows
+    assert all(len(line) <= 80 for line in lines)
+    assert lines[3].startswith("│ 0 ") and lines[3].endswith("… │") and '{"text":"lorem lorem' in lines[3]
+    assert f"40 of {N} rows shown" in r.stderr
+
+
 @pytest.mark.parametrize("suffix, fmt", [(".csv", None), (".jsonl", None), (".parquet", None), (".out", "csv")])
 def test_output_writes_every_row(spark: Any, table: Path, tmp_path: Path, suffix: str, fmt: str | None) -> None:
     target = tmp_path / f"result{suffix}"

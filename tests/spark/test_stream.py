@@ -176,6 +176,24 @@ def test_cli_ingest_stream_with_auto_compaction(spark: Any, tmp_path: Path) -> N
     assert operations.count("OPTIMIZE") >= 1  # after batches 1 and 3
 
 
+def test_cli_ingest_stream_counts_each_line_read_once(spark: Any, tmp_path: Path) -> None:
+    """``rows_read`` is the number of lines the stream read, also when each batch is sampled
+    for its shredding schema (a second read of the batch, which Spark counted as input again)."""
+    src, table, ck = tmp_path / "src", tmp_path / "t", tmp_path / "ck"
+    src.mkdir()
+    for i in range(4):
+        write_input_file(src, i)
+    r = CliRunner().invoke(app, [
+        "ingest", "--stream", str(src), str(table), "--checkpoint", str(ck), "-c", "id=$.id::bigint",
+        "--max-files-per-trigger", "2", "-f", "json",
+    ])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    ids, bad = expected(src)
+    assert (out["batches"], out["rows_read"]) == (2, len(ids) + len(bad))
+    assert sorted(committed_column(table, "id")) == ids
+
+
 KILL_KINDS = ["stream"] + (["write-stream"] if os.environ.get("VARLAKE_KILL_TRIALS") else [])
 
 

@@ -229,7 +229,14 @@ class _IngestBatch:
         if done is not None and (done.app_version(self.app_id) or -1) >= batch:
             return  # a re-run of a batch the table holds (and so the quarantine too)
         ingest_id = f"{self.app_id}/{batch}"
-        staged = stage_lines(batch_df.sparkSession, batch_df, self.options, ingest_id, lambda _m: None)
+        # The batch is read by two jobs (the shredding sample, then the write). Each would
+        # read the source files again, and Spark counts the micro-batch's input rows
+        # (``numInputRows``, ``run_to_end``'s ``rows_read``) once per read: kept, it is read once.
+        lines = batch_df.persist()
+        try:
+            staged = stage_lines(batch_df.sparkSession, lines, self.options, ingest_id, lambda _m: None)
+        finally:
+            lines.unpersist()
         if staged.quarantine is not None:
             commit_write(staged.quarantine, app_id=self.app_id, app_version=batch)
         result = commit_write(staged.target, app_id=self.app_id, app_version=batch)

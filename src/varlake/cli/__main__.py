@@ -1,0 +1,5 @@
+"""``python -m varlake.cli``: the ``varlake`` command."""
+
+from varlake.cli import app
+
+app()
