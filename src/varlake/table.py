@@ -19,50 +19,38 @@ from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from varlake.delta.actions import AddFile, Metadata
-from varlake.delta.column_mapping import assign_column_mapping, column_mapping
+from varlake.delta.column_mapping import assign_column_mapping
 from varlake.delta.ddl import as_struct_type
 from varlake.delta.deletion_vectors import load_deleted_rows
 from varlake.delta.paths import relative_data_path
-from varlake.delta.protocol import check_writable
-from varlake.delta.schema import StructType, VariantType, to_arrow_schema
+from varlake.delta.schema import StructType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import CommitResult
 from varlake.write.diagnostics.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
 from varlake.errors import TableError
 from varlake.expr import Predicate
-from varlake.io.parquet_write import write_parquet
 from varlake.io.storage import LocalStorage, Storage
 from varlake.read import ScanPlan, ScanTask, plan_scan, read_tasks
-from varlake.semantics import partition_values
 from varlake.shred.schema import ShreddingSchema
-from varlake.shred.variant_arrays import variant_array
-from varlake.variant import Variant
 from varlake.write import (
     ENABLE_SHREDDING,
     SAMPLE_ROWS,
     SHREDDING_PROPERTY,
     PendingWrite,
-    ShreddingPlan,
-    add_action,
     check_partition_columns,
     commit_actions,
     commit_write,
     evolve_metadata,
-    file_facts,
-    new_data_file,
     num_indexed_cols,
-    partition_types,
     plan_shredding,
     stored_schemas,
     variant_columns,
 )
-from varlake.write.staging.constraints import check_arrow as check_constraints
 from varlake.write.staging.files import stats_for
-from varlake.write.staging.inputs import input_columns
+from varlake.write.staging.stage import ArrowFiles, StageTarget, stage, to_arrow_table
 
 __all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "to_arrow_table"]
 
@@ -294,24 +282,7 @@ class Table:
         if mode not in ("append", "overwrite"):
             raise TableError(f"{self.path}: write mode must be 'append' or 'overwrite', not {mode!r}")
         snapshot = snapshot or self.snapshot()
-        check_writable(snapshot.protocol, snapshot.metadata, self.path)  # refused before any file is written
-        table = to_arrow_table(data, snapshot.schema)
-        check_constraints(table, snapshot.schema, snapshot.properties, self.path)  # before any file is written
-        columns = variant_columns(snapshot.schema)
-        samples = {c: _column_at(table, tuple(c.split("."))).slice(0, SAMPLE_ROWS) for c in columns} if table.num_rows and evolve else {}
-        plan = plan_shredding(columns, snapshot.properties, "auto", samples, snapshot.metadata, self.path)
-        adds = self._write_files(snapshot, table, plan)
-        return PendingWrite(
-            root=self.path,
-            mode=mode,
-            schema=snapshot.schema,
-            partition_columns=tuple(snapshot.partition_columns),
-            adds=tuple(adds),
-            snapshot=snapshot,
-            metadata=plan.metadata,
-            stored=plan.stored,
-            layout=plan.layout,
-        )
+        return stage(ArrowFiles(self.storage, evolve=evolve), StageTarget.of(self.path, mode, snapshot), data).pending
 
     def commit_files(
         self,
@@ -380,40 +351,6 @@ class Table:
         from ``samples`` (see ``varlake.write.evolve_metadata``)."""
         return evolve_metadata((snapshot or self.snapshot()).metadata, samples)
 
-    def _write_files(self, snapshot: Snapshot, table: pa.Table, plan: ShreddingPlan) -> list[AddFile]:
-        """One Parquet file per partition; on a column-mapped table under physical names with
-        field ids, its directories, statistics and partition values keyed physically
-        (``delta.column_mapping``)."""
-        columns = list(snapshot.partition_columns)
-        schema = snapshot.schema
-        mapping = column_mapping(snapshot.protocol, snapshot.metadata, schema)
-        types = partition_types(schema, columns)
-        indexed = num_indexed_cols(snapshot.properties)
-        layouts = plan.schemas()
-        file_schema = (mapping.physical_schema if mapping is not None else schema).to_schema_string()
-        directories = [mapping.physical_name(c) for c in columns] if mapping is not None else columns
-        adds = []
-        for texts, part in _partition_groups(table, columns, types, self.path):
-            data = part.drop_columns(columns) if columns else part
-            relative = new_data_file(self.path, directories, texts)
-            target = self.open_file(relative)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            present = [c for c in layouts if c.split(".")[0] in data.column_names]
-            shredding = {c: layouts[c] for c in present if layouts[c] is not None}
-            values = dict(zip(columns, texts))
-            if mapping is not None:
-                data = mapping.to_physical(data, f"{self.path}: {relative}")
-                shredding = {mapping.physical_dotted(c): s for c, s in shredding.items()}
-                present = [mapping.physical_dotted(c) for c in present]
-                values = mapping.physical_partition_values(values)
-            result = write_parquet(data, target, shredding=shredding or None, variant_columns=present)
-            (facts,) = file_facts(
-                self.storage, [(relative, f"{self.path}/{relative}")], file_schema, indexed,
-                footers={relative: result.metadata},
-            )
-            adds.append(add_action(facts, values))
-        return adds
-
     # --- row-level changes (varlake.write.changes.rows) ------------------------------------------
 
     def delete(self, where: str | Predicate | None = None, *, retries: int = 0) -> Any:
@@ -468,72 +405,3 @@ class Table:
         variants = [f.name for f in schema.fields if isinstance(f.type, VariantType)]
         arrow = source_table(source, variants, self.path, to_arrow_schema(schema))
         return MergeBuilder(self, arrow, on, source_alias, target_alias, retries=retries)
-
-
-# --- helpers -----------------------------------------------------------------------------------------------
-
-
-def _column_at(table: pa.Table, path: tuple[str, ...]) -> pa.ChunkedArray:
-    column = table.column(path[0])
-    for name in path[1:]:
-        column = pa.chunked_array([pc.struct_field(chunk, name) for chunk in column.chunks], type=column.type.field(name).type)
-    return column
-
-
-def _partition_groups(
-    table: pa.Table, columns: Sequence[str], types: Mapping[str, str], where: str
-) -> list[tuple[tuple[str | None, ...], pa.Table]]:
-    """Rows grouped by their stored partition values (``partition_values.render``: values
-    with one text -- NULL and "", every NaN -- share a file); empty groups are dropped."""
-    if not columns:
-        return [((), table)] if table.num_rows else []
-    keys: dict[str, pa.Array] = {}
-    texts_by_id: list[list[str | None]] = []
-    for i, c in enumerate(columns):
-        encoded = pc.dictionary_encode(table.column(c).combine_chunks())
-        texts = [partition_values.render(v, types[c], f"{where}: partition column {c!r}") for v in encoded.dictionary.to_pylist()]
-        distinct = list(dict.fromkeys([*texts, None]))
-        ids = {t: k for k, t in enumerate(distinct)}
-        mapping = pa.array([ids[t] for t in texts], pa.int32())
-        key = pc.take(mapping, encoded.indices) if len(mapping) else pa.nulls(len(encoded), pa.int32())
-        keys[f"k{i}"] = pc.fill_null(key, ids[None])
-        texts_by_id.append(distinct)
-    keyed = pa.table({**keys, "row": pa.array(range(table.num_rows), pa.int64())})
-    groups = keyed.group_by(list(keys)).aggregate([("row", "list")]).to_pylist()
-    out = []
-    for g in groups:
-        texts_of_group = tuple(texts_by_id[i][g[f"k{i}"]] for i in range(len(columns)))
-        out.append((texts_of_group, table.take(pa.array(sorted(g["row_list"]), pa.int64()))))
-    return out
-
-
-def to_arrow_table(data: Any, schema: StructType) -> pa.Table:
-    """``data`` (Arrow table/batch, pandas frame, or list of dicts) in the table's Arrow schema.
-
-    Variant columns may hold ``struct<metadata, value>`` already, or ``Variant``
-    objects / plain Python values, which are encoded.
-    """
-    target = to_arrow_schema(schema)
-    data = input_columns(data, "write")
-    names = data.column_names if isinstance(data, pa.Table) else list(data)
-    extra = [n for n in names if n not in target.names]
-    if extra:
-        raise TableError(f"columns {extra} are not in the table schema {target.names}")
-    arrays = []
-    for field in target:
-        if field.name not in names:
-            if not field.nullable:
-                raise TableError(f"non-nullable column {field.name!r} is missing")
-            arrays.append(pa.nulls(len(data) if isinstance(data, pa.Table) else len(next(iter(data.values()), [])), field.type))
-            continue
-        column = data.column(field.name) if isinstance(data, pa.Table) else data[field.name]
-        is_variant = isinstance(schema.field(field.name).type, VariantType)
-        if is_variant and not isinstance(column, (pa.Array, pa.ChunkedArray)):
-            arrays.append(variant_array(list(column)))
-            continue
-        try:
-            arr = column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column, type=field.type)
-            arrays.append(arr.cast(field.type) if arr.type != field.type else arr)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-            raise TableError(f"column {field.name!r} does not fit type {field.type}: {exc}") from None
-    return pa.Table.from_arrays(arrays, schema=target)
