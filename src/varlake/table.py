@@ -30,7 +30,7 @@ from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import CommitResult
 from varlake.write.diagnostics.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
-from varlake.errors import TableError
+from varlake.errors import TableError, TableNotFoundError
 from varlake.expr import Predicate
 from varlake.io.storage import LocalStorage, Storage
 from varlake.read import ScanPlan, ScanTask, plan_scan, read_tasks
@@ -52,9 +52,40 @@ from varlake.write import (
 from varlake.write.staging.files import stats_for
 from varlake.write.staging.stage import ArrowFiles, StageTarget, stage, to_arrow_table
 
-__all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "to_arrow_table"]
+__all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "TableLocation", "locate", "to_arrow_table"]
 
 WriteMode = Literal["append", "overwrite"]
+
+
+@dataclass(frozen=True)
+class TableLocation:
+    """Where a table lives, whether or not it exists yet: the ``storage`` chosen for it and
+    its ``root`` as that storage names it (``locate``). Everything below ``Table`` is handed
+    these; nothing below chooses a storage of its own."""
+
+    storage: Storage
+    root: str
+
+    def log(self) -> DeltaLog:
+        return DeltaLog(self.storage, self.root)
+
+    def latest_snapshot(self) -> Snapshot | None:
+        """The latest snapshot, None when there is no table yet."""
+        log = self.log()
+        try:
+            log.latest_version()
+        except TableNotFoundError:
+            return None
+        return log.snapshot()
+
+
+def locate(path: str | os.PathLike[str], storage: Storage | None = None) -> TableLocation:
+    """The one place varlake chooses a table's storage: ``storage`` as given (``path`` is
+    then the root as that storage names it), else the local file system (``path`` made
+    absolute)."""
+    if storage is not None:
+        return TableLocation(storage, os.fspath(path))
+    return TableLocation(LocalStorage(), os.path.abspath(os.fspath(path)))
 
 
 @dataclass(frozen=True)
@@ -117,9 +148,10 @@ class Table:
     """A Delta table with Variant support at ``path`` (local filesystem by default)."""
 
     def __init__(self, path: str | os.PathLike[str], *, storage: Storage | None = None) -> None:
-        self.storage = storage or LocalStorage()
-        self.path = os.path.abspath(os.fspath(path)) if storage is None else os.fspath(path)
-        self.log = DeltaLog(self.storage, self.path)
+        location = locate(path, storage)
+        self.storage = location.storage
+        self.path = location.root
+        self.log = location.log()
         self.log.latest_version()  # TableNotFoundError early
 
     # --- creating / opening -------------------------------------------------------------
@@ -145,15 +177,13 @@ class Table:
         from varlake.write.staging.shredding import new_table_properties  # deletion vectors on by default
 
         props = new_table_properties(props, (), "off")
-        store = storage or LocalStorage()
-        root = os.path.abspath(os.fspath(path)) if storage is None else os.fspath(path)
-        log = DeltaLog(store, root)
+        location = locate(path, storage)
         try:
-            log.create(struct, partition_by, props)
+            location.log().create(struct, partition_by, props)
         except TableError:
             if not exist_ok:
                 raise
-        return cls(root, storage=storage)
+        return cls(location.root, storage=storage)
 
     # --- state ----------------------------------------------------------------------------
 

@@ -82,13 +82,12 @@ from typing import Any
 
 from varlake.delta.column_mapping import ColumnMapping, assign_column_mapping, requested_mode
 from varlake.delta.schema import StructType
-from varlake.delta.snapshot import Snapshot
-from varlake.delta.table_log import DeltaLog
-from varlake.errors import ConstraintViolationError, TableError, TableExistsError, TableNotFoundError, UnsupportedFeatureError
-from varlake.io.storage import LocalStorage, Storage
+from varlake.errors import ConstraintViolationError, TableError, TableExistsError, UnsupportedFeatureError
+from varlake.io.storage import Storage
 from varlake.semantics import partition_values
 from varlake.semantics.types import backquote
 from varlake.spark.session.local import PARQUET_WRITE_OPTIONS, spark_conf, spark_error_summary
+from varlake.table import locate
 from varlake.spark.types import nullable_schema, shredded_struct_json, to_delta_schema, to_spark_type
 from varlake.variant import Variant
 from varlake.write import (
@@ -149,6 +148,7 @@ class StagedWrite(PendingWrite):
     started: float = 0.0
     note: str | None = None
     noop: bool = False
+    storage: Storage | None = None  # the table's (varlake.table.locate); None: chosen from the path
 
     @property
     def path(self) -> str:
@@ -202,6 +202,7 @@ def stage_write(
     properties: Mapping[str, str] | None = None,
     sample: Any = None,
     sample_rows: int = SAMPLE_ROWS,
+    storage: Storage | None = None,
 ) -> StagedWrite:
     """Run the Spark job that writes ``df``'s files and build their ``add`` actions, through
     the staging path every engine shares (``varlake.write.staging.stage``): Spark conforms,
@@ -209,9 +210,9 @@ def stage_write(
     started = time.perf_counter()
     if mode not in MODES:
         raise TableError(f"write mode must be one of {MODES}, not {mode!r}")
-    root = os.path.abspath(os.fspath(path))
-    storage = LocalStorage()
-    snapshot = _latest(DeltaLog(storage, root))
+    location = locate(path, storage)  # the table's storage, chosen by varlake.table
+    root, storage = location.root, location.storage
+    snapshot = location.latest_snapshot()
     if snapshot is not None and mode == "error":
         raise TableExistsError(f"a table already exists at {root!r} (mode='error')")
     data_schema = to_delta_schema(df.schema)
@@ -229,13 +230,13 @@ def stage_write(
             return StagedWrite(
                 root=root, mode=mode, schema=snapshot.schema, partition_columns=tuple(snapshot.partition_columns),
                 snapshot=snapshot, create_properties={}, metadata=None, stored={}, layout={}, adds=(),
-                write_dir="", started=started, noop=True,
+                write_dir="", started=started, noop=True, storage=storage,
             )
         target = StageTarget.of(root, mode, snapshot)
     engine = _SparkFiles(df.sparkSession, storage, data_schema, partition_by, sample, sample_rows)
     staged = stage(engine, target, df, shredding)
     pending = {f.name: getattr(staged.pending, f.name) for f in fields(PendingWrite)}
-    return StagedWrite(**pending, write_dir=engine.write_dir, started=started, note=staged.plan.note)
+    return StagedWrite(**pending, write_dir=engine.write_dir, started=started, note=staged.plan.note, storage=storage)
 
 
 class _SparkFiles:
@@ -312,14 +313,6 @@ class _SparkFiles:
         inner = written.relative[len(self.write_dir) + 1 :]
         types = partition_types(files.file_schema, files.directories)
         return partition_values.values_from_directory(inner, files.directories, types, self._tz, files.root)
-
-
-def _latest(log: DeltaLog) -> Snapshot | None:
-    try:
-        log.latest_version()
-    except TableNotFoundError:
-        return None
-    return log.snapshot()
 
 
 def _check_binary_partitions(df: Any, types: Mapping[str, str]) -> Any:
@@ -601,7 +594,7 @@ def commit_write(staged: StagedWrite, *, app_id: str | None = None, app_version:
     """
     if staged.noop:
         return _result(staged, None, False)
-    done = commit_pending(DeltaLog(LocalStorage(), staged.path), staged, app_id=app_id, app_version=app_version)
+    done = commit_pending(locate(staged.path, staged.storage).log(), staged, app_id=app_id, app_version=app_version)
     return _result(staged, done.version, done.created)
 
 
