@@ -1,10 +1,11 @@
 """``Table``: the user-facing Delta table -- create, open, append, overwrite, scan.
 
-Built on the table layer's API: ``DeltaLog`` for the log, ``io.parquet_write`` for
-data files (shredded when ``delta.enableVariantShredding=true``), ``write`` for the
-shredding policy, ``add`` actions and the commit, and ``read`` for planning and
-reading scans. ``Table`` only turns data into Arrow and Parquet files; ``varlake.write``
-does the rest, exactly as for the Spark writer.
+``Table`` is a facade over the table's format (``write.staging.formats.DeltaCore``: the
+log's snapshots, files, statistics and deleted rows, staging new files through the one
+staging path ``write.staging.stage`` with varlake's Arrow/Parquet writer, and commits),
+with scans (``read``), row changes, MERGE, OPTIMIZE and the doctor (``write``) on top;
+those jobs take it as a ``write.staging.handle.TableHandle``. The table's storage is
+chosen here, once (``locate``), and handed to everything below.
 
 The shredding schema of each Variant column lives in the table property
 ``varlake.shredding.<column>`` (Spark DDL); see ``varlake.write.staging.shredding``.
@@ -21,10 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from varlake.delta.actions import AddFile, Metadata
-from varlake.delta.column_mapping import assign_column_mapping
 from varlake.delta.ddl import as_struct_type
-from varlake.delta.deletion_vectors import load_deleted_rows
-from varlake.delta.paths import relative_data_path
 from varlake.delta.schema import StructType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
@@ -33,24 +31,20 @@ from varlake.write.diagnostics.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SA
 from varlake.errors import TableError, TableNotFoundError
 from varlake.expr import Predicate
 from varlake.io.storage import LocalStorage, Storage
-from varlake.read import ScanPlan, ScanTask, plan_scan, read_tasks
+from varlake.read import ScanPlan, ScanTask, read_tasks
 from varlake.shred.schema import ShreddingSchema
 from varlake.write import (
     ENABLE_SHREDDING,
     SAMPLE_ROWS,
     SHREDDING_PROPERTY,
     PendingWrite,
-    check_partition_columns,
-    commit_actions,
-    commit_write,
     evolve_metadata,
-    num_indexed_cols,
     plan_shredding,
     stored_schemas,
     variant_columns,
 )
-from varlake.write.staging.files import stats_for
-from varlake.write.staging.stage import ArrowFiles, StageTarget, stage, to_arrow_table
+from varlake.write.staging.formats import DeltaCore
+from varlake.write.staging.stage import to_arrow_table
 
 __all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "TableLocation", "locate", "to_arrow_table"]
 
@@ -115,7 +109,7 @@ class Scan:
         """The files to read and those skipped (by partition values, by statistics), and the
         files put back because a cast in the filter could raise on them (``read.plan_scan``)."""
         snapshot = self.table.snapshot(self.version)
-        return plan_scan(snapshot, self.table.log.root_location, self.filter)
+        return self.table.core.plan(snapshot, self.filter)
 
     def to_arrow(self) -> pa.Table:
         """The rows (deletion vectors applied), Variants typed ``arrow.parquet.variant``."""
@@ -145,13 +139,19 @@ class Scan:
 
 
 class Table:
-    """A Delta table with Variant support at ``path`` (local filesystem by default)."""
+    """A Delta table with Variant support at ``path`` (local filesystem by default).
+
+    A facade over the table's format (``core``, a ``write.staging.formats.DeltaCore``):
+    snapshots, files, staging and commits go through it; ``Table`` adds scans, engines'
+    views, row changes, MERGE, OPTIMIZE and the doctor on top. It is the ``TableHandle``
+    (``write.staging.handle``) those jobs take."""
 
     def __init__(self, path: str | os.PathLike[str], *, storage: Storage | None = None) -> None:
         location = locate(path, storage)
+        self.core = DeltaCore(location.storage, location.root)
         self.storage = location.storage
         self.path = location.root
-        self.log = location.log()
+        self.log = self.core.log
         self.log.latest_version()  # TableNotFoundError early
 
     # --- creating / opening -------------------------------------------------------------
@@ -172,23 +172,16 @@ class Table:
         With ``delta.columnMapping.mode`` ``name`` or ``id`` in ``properties`` every field
         gets an id and a physical name (``delta.column_mapping.assign_column_mapping``)."""
         struct = as_struct_type(schema)
-        check_partition_columns(struct, list(partition_by), os.fspath(path))
-        struct, props = assign_column_mapping(struct, dict(properties or {}), os.fspath(path))
-        from varlake.write.staging.shredding import new_table_properties  # deletion vectors on by default
-
-        props = new_table_properties(props, (), "off")
         location = locate(path, storage)
-        try:
-            location.log().create(struct, partition_by, props)
-        except TableError:
-            if not exist_ok:
-                raise
+        DeltaCore.create(
+            location.storage, location.root, struct, partition_by, properties, exist_ok=exist_ok, where=os.fspath(path)
+        )
         return cls(location.root, storage=storage)
 
     # --- state ----------------------------------------------------------------------------
 
     def snapshot(self, version: int | None = None, timestamp: Any = None) -> Snapshot:
-        return self.log.snapshot(version, timestamp)
+        return self.core.snapshot(version, timestamp)
 
     @property
     def version(self) -> int:
@@ -226,33 +219,24 @@ class Table:
     def files(self, filter: str | Predicate | None = None, version: int | None = None) -> list[AddFile]:
         """Live data files (after skipping when a filter is given); a file's
         ``deletion_vector`` says which of its rows are deleted (``Scan.plan`` gives them parsed)."""
-        return [t.add for t in plan_scan(self.snapshot(version), self.log.root_location, filter).tasks]
+        return [t.add for t in self.core.plan(self.snapshot(version), filter).tasks]
 
     def open_file(self, relative_path: str) -> str:
         """Where the data file at ``relative_path`` (decoded, relative to the root) can be read
         or written; a path that links out of the root is refused (``Storage.location_inside``)."""
-        return self.storage.location_inside(self.path, f"{self.path}/{relative_path}")
+        return self.core.open_file(relative_path)
 
     def deleted_rows(self, task: ScanTask) -> np.ndarray:
         """The row indexes (sorted ``uint64``) the deletion vector of a scan task deletes
         (empty without one); its file is read through ``open_file``'s link policy, and a
         corrupt or missing one raises ``CorruptDeletionVectorError`` naming the table,
         the data file and the DV."""
-        dv = task.deletion_vector
-        if dv is None:
-            return np.empty(0, dtype=np.uint64)
-
-        def open_relative(relative_path: str) -> Any:
-            location = self.open_file(relative_path)
-            return self.storage.open_read(location)
-
-        where = f"{self.path}: data file {task.relative_path!r}"
-        return load_deleted_rows(dv, open_relative, self.log.root_location, where)
+        return self.core.deleted_rows(task)
 
     def data_file(self, add: AddFile) -> str:
         """Where the data file of an ``add`` action can be read (its logged path decoded and
         checked to stay inside the table root)."""
-        return self.open_file(relative_data_path(add.path, self.log.root_location, f"add {add.path!r}"))
+        return self.core.data_file(add)
 
     def scan(
         self,
@@ -301,7 +285,7 @@ class Table:
         if app_id is not None and app_version is not None and (snapshot.app_version(app_id) or -1) >= app_version:
             return None
         pending = self.stage(data, mode, snapshot)
-        return commit_write(self.log, pending, app_id=app_id, app_version=app_version).version
+        return self.core.commit(pending, app_id=app_id, app_version=app_version).version
 
     def stage(
         self, data: Any, mode: WriteMode = "append", snapshot: Snapshot | None = None, *, evolve: bool = True
@@ -309,10 +293,7 @@ class Table:
         """Write ``data``'s Parquet files for a ``mode`` write based on ``snapshot`` (latest by
         default) without committing them: commit with ``varlake.write.commit_write``.
         ``evolve=False`` keeps the stored shredding schemas (no samples: OPTIMIZE's rewrites)."""
-        if mode not in ("append", "overwrite"):
-            raise TableError(f"{self.path}: write mode must be 'append' or 'overwrite', not {mode!r}")
-        snapshot = snapshot or self.snapshot()
-        return stage(ArrowFiles(self.storage, evolve=evolve), StageTarget.of(self.path, mode, snapshot), data).pending
+        return self.core.stage(data, mode, snapshot, evolve=evolve)
 
     def commit_files(
         self,
@@ -327,15 +308,14 @@ class Table:
     ) -> CommitResult:
         """Commit data files written for this table (``AddFile``s, and a ``Metadata`` change);
         see ``varlake.write.commit_actions``."""
-        return commit_actions(
-            self.log, actions, mode, snapshot or self.snapshot(),
+        return self.core.commit_actions(
+            actions, mode, snapshot or self.snapshot(),
             app_id=app_id, app_version=app_version, num_rows=num_rows, operation=operation,
         )
 
     def file_stats_json(self, relative_path: str, schema: StructType | None = None) -> str:
         """Delta stats of a data file in this table, from its footer."""
-        snapshot = self.snapshot()
-        return stats_for(self.storage, self.path, relative_path, schema or snapshot.schema, num_indexed_cols(snapshot.properties))
+        return self.core.file_stats(relative_path, schema)
 
     # --- maintenance ------------------------------------------------------------------------------
 
