@@ -1,10 +1,11 @@
 """``Table``: the user-facing Delta table -- create, open, append, overwrite, scan.
 
-Built on the table layer's API: ``DeltaLog`` for the log, ``io.parquet_write`` for
-data files (shredded when ``delta.enableVariantShredding=true``), ``write`` for the
-shredding policy, ``add`` actions and the commit, and ``read`` for planning and
-reading scans. ``Table`` only turns data into Arrow and Parquet files; ``varlake.write``
-does the rest, exactly as for the Spark writer.
+``Table`` is a facade over the table's format (``write.staging.formats.DeltaCore``: the
+log's snapshots, files, statistics and deleted rows, staging new files through the one
+staging path ``write.staging.stage`` with varlake's Arrow/Parquet writer, and commits),
+with scans (``read``), row changes, MERGE, OPTIMIZE and the doctor (``write``) on top;
+those jobs take it as a ``write.staging.handle.TableHandle``. The table's storage is
+chosen here, once (``locate``), and handed to everything below.
 
 The shredding schema of each Variant column lives in the table property
 ``varlake.shredding.<column>`` (Spark DDL); see ``varlake.write.staging.shredding``.
@@ -19,54 +20,66 @@ from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from varlake.delta.actions import AddFile, Metadata
-from varlake.delta.column_mapping import assign_column_mapping, column_mapping
 from varlake.delta.ddl import as_struct_type
-from varlake.delta.deletion_vectors import load_deleted_rows
-from varlake.delta.paths import relative_data_path
-from varlake.delta.protocol import check_writable
-from varlake.delta.schema import StructType, VariantType, to_arrow_schema
+from varlake.delta.schema import StructType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import CommitResult
 from varlake.write.diagnostics.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
-from varlake.errors import TableError
+from varlake.errors import TableError, TableNotFoundError
 from varlake.expr import Predicate
-from varlake.io.parquet_write import write_parquet
 from varlake.io.storage import LocalStorage, Storage
-from varlake.read import ScanPlan, ScanTask, plan_scan, read_tasks
-from varlake.semantics import partition_values
+from varlake.read import ScanPlan, ScanTask, read_tasks
 from varlake.shred.schema import ShreddingSchema
-from varlake.shred.variant_arrays import variant_array
-from varlake.variant import Variant
 from varlake.write import (
     ENABLE_SHREDDING,
     SAMPLE_ROWS,
     SHREDDING_PROPERTY,
     PendingWrite,
-    ShreddingPlan,
-    add_action,
-    check_partition_columns,
-    commit_actions,
-    commit_write,
     evolve_metadata,
-    file_facts,
-    new_data_file,
-    num_indexed_cols,
-    partition_types,
     plan_shredding,
     stored_schemas,
     variant_columns,
 )
-from varlake.write.staging.constraints import check_arrow as check_constraints
-from varlake.write.staging.files import stats_for
-from varlake.write.staging.inputs import input_columns
+from varlake.write.staging.formats import DeltaCore
+from varlake.write.staging.stage import to_arrow_table
 
-__all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "to_arrow_table"]
+__all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "TableLocation", "locate", "to_arrow_table"]
 
 WriteMode = Literal["append", "overwrite"]
+
+
+@dataclass(frozen=True)
+class TableLocation:
+    """Where a table lives, whether or not it exists yet: the ``storage`` chosen for it and
+    its ``root`` as that storage names it (``locate``). Everything below ``Table`` is handed
+    these; nothing below chooses a storage of its own."""
+
+    storage: Storage
+    root: str
+
+    def log(self) -> DeltaLog:
+        return DeltaLog(self.storage, self.root)
+
+    def latest_snapshot(self) -> Snapshot | None:
+        """The latest snapshot, None when there is no table yet."""
+        log = self.log()
+        try:
+            log.latest_version()
+        except TableNotFoundError:
+            return None
+        return log.snapshot()
+
+
+def locate(path: str | os.PathLike[str], storage: Storage | None = None) -> TableLocation:
+    """The one place varlake chooses a table's storage: ``storage`` as given (``path`` is
+    then the root as that storage names it), else the local file system (``path`` made
+    absolute)."""
+    if storage is not None:
+        return TableLocation(storage, os.fspath(path))
+    return TableLocation(LocalStorage(), os.path.abspath(os.fspath(path)))
 
 
 @dataclass(frozen=True)
@@ -96,7 +109,7 @@ class Scan:
         """The files to read and those skipped (by partition values, by statistics), and the
         files put back because a cast in the filter could raise on them (``read.plan_scan``)."""
         snapshot = self.table.snapshot(self.version)
-        return plan_scan(snapshot, self.table.log.root_location, self.filter)
+        return self.table.core.plan(snapshot, self.filter)
 
     def to_arrow(self) -> pa.Table:
         """The rows (deletion vectors applied), Variants typed ``arrow.parquet.variant``."""
@@ -126,12 +139,19 @@ class Scan:
 
 
 class Table:
-    """A Delta table with Variant support at ``path`` (local filesystem by default)."""
+    """A Delta table with Variant support at ``path`` (local filesystem by default).
+
+    A facade over the table's format (``core``, a ``write.staging.formats.DeltaCore``):
+    snapshots, files, staging and commits go through it; ``Table`` adds scans, engines'
+    views, row changes, MERGE, OPTIMIZE and the doctor on top. It is the ``TableHandle``
+    (``write.staging.handle``) those jobs take."""
 
     def __init__(self, path: str | os.PathLike[str], *, storage: Storage | None = None) -> None:
-        self.storage = storage or LocalStorage()
-        self.path = os.path.abspath(os.fspath(path)) if storage is None else os.fspath(path)
-        self.log = DeltaLog(self.storage, self.path)
+        location = locate(path, storage)
+        self.core = DeltaCore(location.storage, location.root)
+        self.storage = location.storage
+        self.path = location.root
+        self.log = self.core.log
         self.log.latest_version()  # TableNotFoundError early
 
     # --- creating / opening -------------------------------------------------------------
@@ -152,25 +172,16 @@ class Table:
         With ``delta.columnMapping.mode`` ``name`` or ``id`` in ``properties`` every field
         gets an id and a physical name (``delta.column_mapping.assign_column_mapping``)."""
         struct = as_struct_type(schema)
-        check_partition_columns(struct, list(partition_by), os.fspath(path))
-        struct, props = assign_column_mapping(struct, dict(properties or {}), os.fspath(path))
-        from varlake.write.staging.shredding import new_table_properties  # deletion vectors on by default
-
-        props = new_table_properties(props, (), "off")
-        store = storage or LocalStorage()
-        root = os.path.abspath(os.fspath(path)) if storage is None else os.fspath(path)
-        log = DeltaLog(store, root)
-        try:
-            log.create(struct, partition_by, props)
-        except TableError:
-            if not exist_ok:
-                raise
-        return cls(root, storage=storage)
+        location = locate(path, storage)
+        DeltaCore.create(
+            location.storage, location.root, struct, partition_by, properties, exist_ok=exist_ok, where=os.fspath(path)
+        )
+        return cls(location.root, storage=storage)
 
     # --- state ----------------------------------------------------------------------------
 
     def snapshot(self, version: int | None = None, timestamp: Any = None) -> Snapshot:
-        return self.log.snapshot(version, timestamp)
+        return self.core.snapshot(version, timestamp)
 
     @property
     def version(self) -> int:
@@ -208,33 +219,24 @@ class Table:
     def files(self, filter: str | Predicate | None = None, version: int | None = None) -> list[AddFile]:
         """Live data files (after skipping when a filter is given); a file's
         ``deletion_vector`` says which of its rows are deleted (``Scan.plan`` gives them parsed)."""
-        return [t.add for t in plan_scan(self.snapshot(version), self.log.root_location, filter).tasks]
+        return [t.add for t in self.core.plan(self.snapshot(version), filter).tasks]
 
     def open_file(self, relative_path: str) -> str:
         """Where the data file at ``relative_path`` (decoded, relative to the root) can be read
         or written; a path that links out of the root is refused (``Storage.location_inside``)."""
-        return self.storage.location_inside(self.path, f"{self.path}/{relative_path}")
+        return self.core.open_file(relative_path)
 
     def deleted_rows(self, task: ScanTask) -> np.ndarray:
         """The row indexes (sorted ``uint64``) the deletion vector of a scan task deletes
         (empty without one); its file is read through ``open_file``'s link policy, and a
         corrupt or missing one raises ``CorruptDeletionVectorError`` naming the table,
         the data file and the DV."""
-        dv = task.deletion_vector
-        if dv is None:
-            return np.empty(0, dtype=np.uint64)
-
-        def open_relative(relative_path: str) -> Any:
-            location = self.open_file(relative_path)
-            return self.storage.open_read(location)
-
-        where = f"{self.path}: data file {task.relative_path!r}"
-        return load_deleted_rows(dv, open_relative, self.log.root_location, where)
+        return self.core.deleted_rows(task)
 
     def data_file(self, add: AddFile) -> str:
         """Where the data file of an ``add`` action can be read (its logged path decoded and
         checked to stay inside the table root)."""
-        return self.open_file(relative_data_path(add.path, self.log.root_location, f"add {add.path!r}"))
+        return self.core.data_file(add)
 
     def scan(
         self,
@@ -283,7 +285,7 @@ class Table:
         if app_id is not None and app_version is not None and (snapshot.app_version(app_id) or -1) >= app_version:
             return None
         pending = self.stage(data, mode, snapshot)
-        return commit_write(self.log, pending, app_id=app_id, app_version=app_version).version
+        return self.core.commit(pending, app_id=app_id, app_version=app_version).version
 
     def stage(
         self, data: Any, mode: WriteMode = "append", snapshot: Snapshot | None = None, *, evolve: bool = True
@@ -291,27 +293,7 @@ class Table:
         """Write ``data``'s Parquet files for a ``mode`` write based on ``snapshot`` (latest by
         default) without committing them: commit with ``varlake.write.commit_write``.
         ``evolve=False`` keeps the stored shredding schemas (no samples: OPTIMIZE's rewrites)."""
-        if mode not in ("append", "overwrite"):
-            raise TableError(f"{self.path}: write mode must be 'append' or 'overwrite', not {mode!r}")
-        snapshot = snapshot or self.snapshot()
-        check_writable(snapshot.protocol, snapshot.metadata, self.path)  # refused before any file is written
-        table = to_arrow_table(data, snapshot.schema)
-        check_constraints(table, snapshot.schema, snapshot.properties, self.path)  # before any file is written
-        columns = variant_columns(snapshot.schema)
-        samples = {c: _column_at(table, tuple(c.split("."))).slice(0, SAMPLE_ROWS) for c in columns} if table.num_rows and evolve else {}
-        plan = plan_shredding(columns, snapshot.properties, "auto", samples, snapshot.metadata, self.path)
-        adds = self._write_files(snapshot, table, plan)
-        return PendingWrite(
-            root=self.path,
-            mode=mode,
-            schema=snapshot.schema,
-            partition_columns=tuple(snapshot.partition_columns),
-            adds=tuple(adds),
-            snapshot=snapshot,
-            metadata=plan.metadata,
-            stored=plan.stored,
-            layout=plan.layout,
-        )
+        return self.core.stage(data, mode, snapshot, evolve=evolve)
 
     def commit_files(
         self,
@@ -326,15 +308,14 @@ class Table:
     ) -> CommitResult:
         """Commit data files written for this table (``AddFile``s, and a ``Metadata`` change);
         see ``varlake.write.commit_actions``."""
-        return commit_actions(
-            self.log, actions, mode, snapshot or self.snapshot(),
+        return self.core.commit_actions(
+            actions, mode, snapshot or self.snapshot(),
             app_id=app_id, app_version=app_version, num_rows=num_rows, operation=operation,
         )
 
     def file_stats_json(self, relative_path: str, schema: StructType | None = None) -> str:
         """Delta stats of a data file in this table, from its footer."""
-        snapshot = self.snapshot()
-        return stats_for(self.storage, self.path, relative_path, schema or snapshot.schema, num_indexed_cols(snapshot.properties))
+        return self.core.file_stats(relative_path, schema)
 
     # --- maintenance ------------------------------------------------------------------------------
 
@@ -379,40 +360,6 @@ class Table:
         """The table metadata with each Variant column's shredding schema inferred or evolved
         from ``samples`` (see ``varlake.write.evolve_metadata``)."""
         return evolve_metadata((snapshot or self.snapshot()).metadata, samples)
-
-    def _write_files(self, snapshot: Snapshot, table: pa.Table, plan: ShreddingPlan) -> list[AddFile]:
-        """One Parquet file per partition; on a column-mapped table under physical names with
-        field ids, its directories, statistics and partition values keyed physically
-        (``delta.column_mapping``)."""
-        columns = list(snapshot.partition_columns)
-        schema = snapshot.schema
-        mapping = column_mapping(snapshot.protocol, snapshot.metadata, schema)
-        types = partition_types(schema, columns)
-        indexed = num_indexed_cols(snapshot.properties)
-        layouts = plan.schemas()
-        file_schema = (mapping.physical_schema if mapping is not None else schema).to_schema_string()
-        directories = [mapping.physical_name(c) for c in columns] if mapping is not None else columns
-        adds = []
-        for texts, part in _partition_groups(table, columns, types, self.path):
-            data = part.drop_columns(columns) if columns else part
-            relative = new_data_file(self.path, directories, texts)
-            target = self.open_file(relative)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            present = [c for c in layouts if c.split(".")[0] in data.column_names]
-            shredding = {c: layouts[c] for c in present if layouts[c] is not None}
-            values = dict(zip(columns, texts))
-            if mapping is not None:
-                data = mapping.to_physical(data, f"{self.path}: {relative}")
-                shredding = {mapping.physical_dotted(c): s for c, s in shredding.items()}
-                present = [mapping.physical_dotted(c) for c in present]
-                values = mapping.physical_partition_values(values)
-            result = write_parquet(data, target, shredding=shredding or None, variant_columns=present)
-            (facts,) = file_facts(
-                self.storage, [(relative, f"{self.path}/{relative}")], file_schema, indexed,
-                footers={relative: result.metadata},
-            )
-            adds.append(add_action(facts, values))
-        return adds
 
     # --- row-level changes (varlake.write.changes.rows) ------------------------------------------
 
@@ -468,72 +415,3 @@ class Table:
         variants = [f.name for f in schema.fields if isinstance(f.type, VariantType)]
         arrow = source_table(source, variants, self.path, to_arrow_schema(schema))
         return MergeBuilder(self, arrow, on, source_alias, target_alias, retries=retries)
-
-
-# --- helpers -----------------------------------------------------------------------------------------------
-
-
-def _column_at(table: pa.Table, path: tuple[str, ...]) -> pa.ChunkedArray:
-    column = table.column(path[0])
-    for name in path[1:]:
-        column = pa.chunked_array([pc.struct_field(chunk, name) for chunk in column.chunks], type=column.type.field(name).type)
-    return column
-
-
-def _partition_groups(
-    table: pa.Table, columns: Sequence[str], types: Mapping[str, str], where: str
-) -> list[tuple[tuple[str | None, ...], pa.Table]]:
-    """Rows grouped by their stored partition values (``partition_values.render``: values
-    with one text -- NULL and "", every NaN -- share a file); empty groups are dropped."""
-    if not columns:
-        return [((), table)] if table.num_rows else []
-    keys: dict[str, pa.Array] = {}
-    texts_by_id: list[list[str | None]] = []
-    for i, c in enumerate(columns):
-        encoded = pc.dictionary_encode(table.column(c).combine_chunks())
-        texts = [partition_values.render(v, types[c], f"{where}: partition column {c!r}") for v in encoded.dictionary.to_pylist()]
-        distinct = list(dict.fromkeys([*texts, None]))
-        ids = {t: k for k, t in enumerate(distinct)}
-        mapping = pa.array([ids[t] for t in texts], pa.int32())
-        key = pc.take(mapping, encoded.indices) if len(mapping) else pa.nulls(len(encoded), pa.int32())
-        keys[f"k{i}"] = pc.fill_null(key, ids[None])
-        texts_by_id.append(distinct)
-    keyed = pa.table({**keys, "row": pa.array(range(table.num_rows), pa.int64())})
-    groups = keyed.group_by(list(keys)).aggregate([("row", "list")]).to_pylist()
-    out = []
-    for g in groups:
-        texts_of_group = tuple(texts_by_id[i][g[f"k{i}"]] for i in range(len(columns)))
-        out.append((texts_of_group, table.take(pa.array(sorted(g["row_list"]), pa.int64()))))
-    return out
-
-
-def to_arrow_table(data: Any, schema: StructType) -> pa.Table:
-    """``data`` (Arrow table/batch, pandas frame, or list of dicts) in the table's Arrow schema.
-
-    Variant columns may hold ``struct<metadata, value>`` already, or ``Variant``
-    objects / plain Python values, which are encoded.
-    """
-    target = to_arrow_schema(schema)
-    data = input_columns(data, "write")
-    names = data.column_names if isinstance(data, pa.Table) else list(data)
-    extra = [n for n in names if n not in target.names]
-    if extra:
-        raise TableError(f"columns {extra} are not in the table schema {target.names}")
-    arrays = []
-    for field in target:
-        if field.name not in names:
-            if not field.nullable:
-                raise TableError(f"non-nullable column {field.name!r} is missing")
-            arrays.append(pa.nulls(len(data) if isinstance(data, pa.Table) else len(next(iter(data.values()), [])), field.type))
-            continue
-        column = data.column(field.name) if isinstance(data, pa.Table) else data[field.name]
-        is_variant = isinstance(schema.field(field.name).type, VariantType)
-        if is_variant and not isinstance(column, (pa.Array, pa.ChunkedArray)):
-            arrays.append(variant_array(list(column)))
-            continue
-        try:
-            arr = column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column, type=field.type)
-            arrays.append(arr.cast(field.type) if arr.type != field.type else arr)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-            raise TableError(f"column {field.name!r} does not fit type {field.type}: {exc}") from None
-    return pa.Table.from_arrays(arrays, schema=target)

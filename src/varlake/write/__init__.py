@@ -2,8 +2,10 @@
 
 - ``staging``: the one write path -- the shredding policy (``shredding``), data files ->
   ``add`` actions (``files``), checks on what a write declares (``conform``), the rows'
-  constraints (``constraints``), the commit of staged files (``commit``) and the ingest's
-  bookkeeping (``ingest_log``). Engines only produce Parquet files and hand them over;
+  constraints (``constraints``), the staging skeleton every engine runs (``stage``; engines
+  only produce the Parquet files), the commit of staged files (``commit``), the ingest's
+  bookkeeping (``ingest_log``), the table contract the jobs below take (``handle``) and
+  the table format behind ``varlake.Table`` (``formats``: ``DeltaCore``);
 - ``changes``: DELETE and UPDATE (``rows``), MERGE (``merge``), SET expressions;
 - ``maintenance``: OPTIMIZE, clustering, the content check of a rewrite, layout drift;
 - ``diagnostics``: the shredding doctor's report.

@@ -127,7 +127,7 @@ def _finish(
     pending = None
     if frames and expected:
         df = reduce(lambda a, b: a.unionByName(b), frames)
-        pending = stage_write(df, table.path, "append")
+        pending = stage_write(df, table.path, "append", storage=table.storage)
         if pending.num_rows != expected:  # the condition gave other rows the second time
             raise TableError(
                 f"{table.path}: {operation}: Spark wrote {pending.num_rows} rows where {expected} were expected "

@@ -132,7 +132,7 @@ def optimize(
         for chosen, build in jobs:
             try:
                 df = build()  # a clustered bin samples its keys here
-                pending = stage_write(df, table.path, "append", sample=df.limit(0))
+                pending = stage_write(df, table.path, "append", sample=df.limit(0), storage=table.storage)
             except VarlakeError:
                 raise
             except Exception as exc:  # a Spark failure: nothing is committed

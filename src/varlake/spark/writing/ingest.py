@@ -76,7 +76,9 @@ from varlake.spark.writing.sampling import sample_lines, spark_line_reader
 from varlake.spark.uris import local_path
 from varlake.spark.writing.writer import StagedWrite, commit_write, stage_write
 from varlake.write import SAMPLE_ROWS
-from varlake.write.staging.ingest_log import IngestRecord, QuarantineBatch, complete_quarantine, ingest_app_id, plan, source_files
+from varlake.table import locate
+from varlake.write.staging.ingest_log import IngestRecord, QuarantineBatch, ingest_app_id, plan, source_files
+from varlake.write.staging.ingest_log import complete_quarantine as commit_quarantine
 
 __all__ = ["IngestError", "IngestResult", "bad_line_reason", "hadoop_path", "ingest_json", "quarantine_path_for", "resolve_inputs"]
 
@@ -351,16 +353,14 @@ class StagedIngest:
 
 def latest_snapshot(path: str) -> Any:
     """The latest snapshot of the table at ``path``, None when there is no table yet."""
-    from varlake.delta.table_log import DeltaLog
-    from varlake.errors import TableNotFoundError
-    from varlake.io.storage import LocalStorage
+    return locate(path).latest_snapshot()
 
-    log = DeltaLog(LocalStorage(), path)
-    try:
-        log.latest_version()
-    except TableNotFoundError:
-        return None
-    return log.snapshot()
+
+def complete_quarantine(record: IngestRecord) -> int | None:
+    """Commit the quarantine files ``record`` holds, once, into the quarantine table on its
+    storage (``varlake.table.locate``; see ``write.staging.ingest_log.complete_quarantine``)."""
+    q = record.quarantine
+    return commit_quarantine(record, locate(q.root).storage) if q is not None else None
 
 
 def _stage_files(spark: Any, files: Sequence[str], options: IngestOptions, ingest_id: str, say: Progress) -> StagedIngest:

@@ -77,41 +77,36 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from varlake.delta.actions import AddFile, Metadata
-from varlake.delta.column_mapping import ColumnMapping, assign_column_mapping, column_mapping, requested_mode
-from varlake.delta.protocol import check_writable
+from varlake.delta.column_mapping import ColumnMapping, assign_column_mapping, requested_mode
 from varlake.delta.schema import StructType
-from varlake.delta.snapshot import Snapshot
-from varlake.delta.table_log import DeltaLog
-from varlake.errors import ConstraintViolationError, TableError, TableExistsError, TableNotFoundError, UnsupportedFeatureError
-from varlake.io.storage import LocalStorage, Storage
+from varlake.errors import ConstraintViolationError, TableError, TableExistsError, UnsupportedFeatureError
+from varlake.io.storage import Storage
 from varlake.semantics import partition_values
 from varlake.semantics.types import backquote
 from varlake.spark.session.local import PARQUET_WRITE_OPTIONS, spark_conf, spark_error_summary
+from varlake.table import locate
 from varlake.spark.types import nullable_schema, shredded_struct_json, to_delta_schema, to_spark_type
 from varlake.variant import Variant
 from varlake.write import (
     MODES,
     SAMPLE_ROWS,
     PendingWrite,
-    ShreddingPlan,
-    add_action,
     check_partition_columns,
     file_facts,
     fits_nullability,
     new_table_properties,
     needs_samples,
-    num_indexed_cols,
     partition_types,
-    plan_shredding,
     same_shape,
     variant_columns,
 )
 from varlake.write import commit_write as commit_pending
 from varlake.write.staging.constraints import Constraint, constraint_columns, table_constraints, violation_message
+from varlake.write.staging.files import FileFacts
+from varlake.write.staging.stage import FilePlan, StageTarget, WrittenFile, stage
 
 __all__ = [
     "EXECUTOR_STATS_THRESHOLD",
@@ -153,6 +148,7 @@ class StagedWrite(PendingWrite):
     started: float = 0.0
     note: str | None = None
     noop: bool = False
+    storage: Storage | None = None  # the table's (varlake.table.locate); None: chosen from the path
 
     @property
     def path(self) -> str:
@@ -206,14 +202,17 @@ def stage_write(
     properties: Mapping[str, str] | None = None,
     sample: Any = None,
     sample_rows: int = SAMPLE_ROWS,
+    storage: Storage | None = None,
 ) -> StagedWrite:
-    """Run the Spark job that writes ``df``'s files and build their ``add`` actions."""
+    """Run the Spark job that writes ``df``'s files and build their ``add`` actions, through
+    the staging path every engine shares (``varlake.write.staging.stage``): Spark conforms,
+    guards, samples and writes (``_SparkFiles``), the skeleton does the rest."""
     started = time.perf_counter()
     if mode not in MODES:
         raise TableError(f"write mode must be one of {MODES}, not {mode!r}")
-    root = os.path.abspath(os.fspath(path))
-    storage = LocalStorage()
-    snapshot = _latest(DeltaLog(storage, root))
+    location = locate(path, storage)  # the table's storage, chosen by varlake.table
+    root, storage = location.root, location.storage
+    snapshot = location.latest_snapshot()
     if snapshot is not None and mode == "error":
         raise TableExistsError(f"a table already exists at {root!r} (mode='error')")
     data_schema = to_delta_schema(df.schema)
@@ -225,71 +224,95 @@ def stage_write(
         schema, create_props = assign_column_mapping(schema, create_props, root)  # ids, physical names
         mode_name = requested_mode(create_props)
         mapping = ColumnMapping(mode_name, schema, root) if mode_name != "none" else None
-        current_props: Mapping[str, str] = create_props
+        target = StageTarget(root, mode, None, schema, partition_columns, create_props, create_props, mapping)
     else:
         if app_id is not None and app_version is not None and (snapshot.app_version(app_id) or -1) >= app_version:
             return StagedWrite(
                 root=root, mode=mode, schema=snapshot.schema, partition_columns=tuple(snapshot.partition_columns),
                 snapshot=snapshot, create_properties={}, metadata=None, stored={}, layout={}, adds=(),
-                write_dir="", started=started, noop=True,
+                write_dir="", started=started, noop=True, storage=storage,
             )
-        check_writable(snapshot.protocol, snapshot.metadata, root)  # refused before Spark writes any file
-        schema = snapshot.schema
-        partition_columns = tuple(snapshot.partition_columns)
-        if partition_by and tuple(partition_by) != partition_columns:
-            raise TableError(f"{root}: the table is partitioned by {list(partition_columns)}, not {list(partition_by)}")
-        df = _conform(df, data_schema, schema, root)
-        mapping = column_mapping(snapshot.protocol, snapshot.metadata, schema)
-        create_props = {}
-        current_props = snapshot.properties
-    plan = _plan_layout(df, snapshot, schema, current_props, shredding, sample, sample_rows, root)
-    if snapshot is None:
-        create_props.update(plan.stored_properties())
-
-    write_dir = uuid.uuid4().hex
-    types = partition_types(schema, partition_columns)
-    guarded = _check_constraints(df, table_constraints(schema, current_props, root), schema, root)
-    target = os.path.join(root, write_dir)
-    checked = _check_binary_partitions(guarded, types)
-    file_columns, layout, file_schema = partition_columns, plan.layout, schema
-    if mapping is not None:  # files under physical names with field ids (delta.column_mapping)
-        checked = _physical_columns(checked, mapping)
-        file_columns = tuple(mapping.physical_name(c) for c in partition_columns)
-        layout = {mapping.physical_dotted(c): ddl for c, ddl in plan.layout.items()}
-        file_schema = mapping.physical_schema
-    try:
-        _run_spark_write(checked, target, file_columns, layout, root, mapped=mapping is not None)
-    except TableError as exc:
-        found = _VIOLATION.search(str(exc.__cause__ or ""))
-        if found is None:
-            raise
-        shutil.rmtree(target, ignore_errors=True)  # a fresh directory of this write only
-        raise ConstraintViolationError(f"{root}: {found.group(1)}") from None
-    indexed = num_indexed_cols(current_props)
-    adds = _build_adds(df.sparkSession, storage, root, write_dir, file_schema, file_columns, indexed)
-    return StagedWrite(
-        root=root,
-        mode=mode,
-        schema=schema,
-        partition_columns=partition_columns,
-        snapshot=snapshot,
-        create_properties=create_props,
-        metadata=plan.metadata,
-        stored=plan.stored,
-        layout=plan.layout,
-        adds=tuple(adds),
-        write_dir=write_dir,
-        started=started,
-        note=plan.note,
-    )
+        target = StageTarget.of(root, mode, snapshot)
+    engine = _SparkFiles(df.sparkSession, storage, data_schema, partition_by, sample, sample_rows)
+    staged = stage(engine, target, df, shredding)
+    pending = {f.name: getattr(staged.pending, f.name) for f in fields(PendingWrite)}
+    return StagedWrite(**pending, write_dir=engine.write_dir, started=started, note=staged.plan.note, storage=storage)
 
 
-def _latest(log: DeltaLog) -> Snapshot | None:
-    try:
-        log.latest_version()
-    except TableNotFoundError:
-        return None
-    return log.snapshot()
+class _SparkFiles:
+    """Spark's part of staging (``varlake.write.staging.stage.FileEngine``): the DataFrame
+    conformed to the table, guarded by its constraints inside the job, sampled for the
+    shredding policy, and written by one Spark job into a fresh directory ``<root>/<uuid>/``;
+    the footers are read on the driver, or on the executors for many files."""
+
+    def __init__(
+        self, spark: Any, storage: Storage, data_schema: StructType, partition_by: Sequence[str], sample: Any, sample_rows: int
+    ) -> None:
+        self.spark = spark
+        self.storage = storage
+        self.data_schema = data_schema
+        self.partition_by = tuple(partition_by)
+        self.sample = sample
+        self.sample_rows = sample_rows
+        self.write_dir = uuid.uuid4().hex
+        self._tz: str | None = None
+
+    def conform(self, df: Any, target: StageTarget) -> Any:
+        if target.snapshot is None:  # the table is made from the DataFrame's schema
+            return df
+        root, partition_columns = target.root, target.partition_columns
+        if self.partition_by and self.partition_by != partition_columns:
+            raise TableError(f"{root}: the table is partitioned by {list(partition_columns)}, not {list(self.partition_by)}")
+        return _conform(df, self.data_schema, target.schema, root)
+
+    def guard(self, df: Any, target: StageTarget) -> Any:
+        constraints = table_constraints(target.schema, target.properties, target.root)
+        return _check_constraints(df, constraints, target.schema, target.root)
+
+    def samples(self, df: Any, target: StageTarget, columns: Sequence[str], shredding: str) -> Mapping[str, Any] | None:
+        """The Variants ``auto`` infers from: ``sample`` or ``df.limit(sample_rows)``, collected."""
+        if not needs_samples(columns, target.properties, shredding):
+            return None
+        return _collect_samples(self.sample if self.sample is not None else df, columns, self.sample_rows)
+
+    def write_files(self, df: Any, files: FilePlan) -> list[WrittenFile]:
+        root = files.root
+        checked = _check_binary_partitions(df, files.types)
+        if files.mapping is not None:  # files under physical names with field ids (delta.column_mapping)
+            checked = _physical_columns(checked, files.mapping)
+        target = os.path.join(root, self.write_dir)
+        try:
+            _run_spark_write(checked, target, files.directories, files.physical_layout(), root, mapped=files.mapping is not None)
+        except TableError as exc:
+            found = _VIOLATION.search(str(exc.__cause__ or ""))
+            if found is None:
+                raise
+            shutil.rmtree(target, ignore_errors=True)  # a fresh directory of this write only
+            raise ConstraintViolationError(f"{root}: {found.group(1)}") from None
+        directory = f"{root}/{self.write_dir}"
+        written, side = _data_files(self.storage, directory)
+        for rel in side:  # Hadoop's .crc checksums and markers: ours, in our fresh directory
+            self.storage.delete(f"{directory}/{rel}")
+        return [WrittenFile(f"{self.write_dir}/{rel}") for rel in written]
+
+    def file_facts(self, items: Sequence[tuple[str, str]], files: FilePlan, footers: Mapping[str, Any]) -> list[FileFacts]:
+        schema_json = files.file_schema.to_schema_string()
+        if len(items) > EXECUTOR_STATS_THRESHOLD:
+            rows = _facts_on_executors(self.spark, self.storage, items, schema_json, files.indexed)
+        else:
+            rows = list(file_facts(self.storage, items, schema_json, files.indexed))
+        return sorted(rows)  # type: ignore[arg-type]
+
+    def partition_values(self, written: WrittenFile, files: FilePlan) -> Mapping[str, str | None]:
+        """From Spark's directory names (physical on a column-mapped table), timestamps moved
+        from the session zone to UTC."""
+        if not files.directories:
+            return {}
+        if self._tz is None:
+            self._tz = self.spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
+        inner = written.relative[len(self.write_dir) + 1 :]
+        types = partition_types(files.file_schema, files.directories)
+        return partition_values.values_from_directory(inner, files.directories, types, self._tz, files.root)
 
 
 def _check_binary_partitions(df: Any, types: Mapping[str, str]) -> Any:
@@ -414,25 +437,6 @@ def _type_text(t: Any) -> str:
 # --- shredding layout --------------------------------------------------------------------------------
 
 
-def _plan_layout(
-    df: Any,
-    snapshot: Snapshot | None,
-    schema: StructType,
-    props: Mapping[str, str],
-    shredding: str,
-    sample: Any,
-    sample_rows: int,
-    root: str,
-) -> ShreddingPlan:
-    """The write's shredding (``varlake.write.plan_shredding``) from a sample Spark collects."""
-    names = variant_columns(schema)
-    samples = None
-    if needs_samples(names, props, shredding):
-        samples = _collect_samples(sample if sample is not None else df, names, sample_rows)
-    metadata = snapshot.metadata if snapshot is not None else None
-    return plan_shredding(names, props, shredding, samples, metadata, root)
-
-
 def _collect_samples(sample_df: Any, names: Sequence[str], rows: int) -> dict[str, list[Variant | None]]:
     """Variants of each column from the first ``rows`` rows of ``sample_df``."""
     from pyspark.sql import functions as F
@@ -545,35 +549,6 @@ def _data_files(storage: Storage, directory: str) -> tuple[list[str], list[str]]
     return sorted(files), side
 
 
-def _build_adds(
-    spark: Any, storage: Storage, root: str, write_dir: str, schema: StructType, partition_columns: Sequence[str], indexed: int
-) -> list[AddFile]:
-    directory = f"{root}/{write_dir}"
-    files, side = _data_files(storage, directory)
-    for rel in side:  # Hadoop's .crc checksums and markers: ours, in our fresh directory
-        storage.delete(f"{directory}/{rel}")
-    items = [(f"{write_dir}/{rel}", f"{directory}/{rel}") for rel in files]
-    schema_json = schema.to_schema_string()
-    if len(items) > EXECUTOR_STATS_THRESHOLD:
-        rows = _facts_on_executors(spark, storage, items, schema_json, indexed)
-    else:
-        rows = list(file_facts(storage, items, schema_json, indexed))
-    tz = spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
-    types = partition_types(schema, partition_columns)
-    adds, empty = [], []
-    for facts in sorted(rows):
-        rel, num_rows = facts[0], facts[3]
-        if num_rows == 0:
-            empty.append(rel)
-            continue
-        inner = rel[len(write_dir) + 1 :]
-        values = partition_values.values_from_directory(inner, partition_columns, types, tz, root) if partition_columns else {}
-        adds.append(add_action(tuple(facts), values))
-    for rel in empty:  # Spark writes a header-only file for an empty DataFrame
-        storage.delete(f"{root}/{rel}")
-    return adds
-
-
 _FACTS_SCHEMA = "relative string, size bigint, mtime bigint, num_rows bigint, stats string, layout string"
 
 
@@ -619,7 +594,7 @@ def commit_write(staged: StagedWrite, *, app_id: str | None = None, app_version:
     """
     if staged.noop:
         return _result(staged, None, False)
-    done = commit_pending(DeltaLog(LocalStorage(), staged.path), staged, app_id=app_id, app_version=app_version)
+    done = commit_pending(locate(staged.path, staged.storage).log(), staged, app_id=app_id, app_version=app_version)
     return _result(staged, done.version, done.created)
 
 

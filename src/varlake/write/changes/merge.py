@@ -75,13 +75,13 @@ from varlake.read import plan_scan, schema_types
 from varlake.read.row_matches import RowMatcher, added_file_matcher
 from varlake.delta.transaction import ReadSet
 from varlake.write.changes.rows import (
-    ChangeTarget,
     RowChangeResult,
     StagedChange,
     commit_change,
     retry_change,
     stage_retirements,
 )
+from varlake.write.staging.handle import TableHandle
 from varlake.write.changes.set_exprs import CompiledSet, compile_set
 
 __all__ = ["MergeBuilder", "MergeClause", "MergeScope", "cardinality_ok", "equi_keys", "skipping_filter", "stage_merge"]
@@ -117,7 +117,7 @@ class MergeBuilder:
 
     def __init__(
         self,
-        target: ChangeTarget,
+        target: TableHandle,
         source: pa.Table,
         on: str,
         source_alias: str = "s",
@@ -431,7 +431,7 @@ def cardinality_ok(clauses: Sequence[MergeClause]) -> bool:
 
 
 def stage_merge(
-    target: ChangeTarget,
+    target: TableHandle,
     source: pa.Table,
     on: str,
     clauses: Sequence[MergeClause],

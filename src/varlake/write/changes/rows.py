@@ -36,7 +36,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Protocol as TypingProtocol
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -47,7 +47,6 @@ from varlake.delta.actions import Action, AddFile, Metadata
 from varlake.delta.deletion_vector_write import descriptors_for, random_prefix
 from varlake.delta.protocol import check_writable
 from varlake.delta.snapshot import Snapshot
-from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import ReadSet, Transaction, commit_with_retries
 from varlake.errors import (
     AppendOnlyTableError,
@@ -59,15 +58,14 @@ from varlake.errors import (
     UnsupportedFeatureError,
 )
 from varlake.expr import Predicate
-from varlake.io.storage import Storage
-from varlake.read import ScanTask, plan_scan, schema_types
+from varlake.read import plan_scan, schema_types
 from varlake.read.row_matches import FileRows, RowMatcher, added_file_matcher
 from varlake.write.staging.commit import PendingWrite
+from varlake.write.staging.handle import TableHandle
 from varlake.write.changes.set_exprs import CompiledSet, compile_set
 
 __all__ = [
     "RETRYABLE",
-    "ChangeTarget",
     "FileChanges",
     "RowChangeResult",
     "StagedChange",
@@ -86,20 +84,6 @@ __all__ = [
 RETRYABLE = (ConcurrentDeleteDeleteError, ConcurrentDeleteReadError, ConcurrentAppendError, MetadataChangedError)
 _RANDOMIZE_PREFIXES = "delta.randomizeFilePrefixes"
 _PREFIX_LENGTH = "delta.randomPrefixLength"
-
-
-class ChangeTarget(TypingProtocol):
-    """What a row change needs of a table (``varlake.Table`` is one)."""
-
-    path: str
-    storage: Storage
-    log: DeltaLog
-
-    def open_file(self, relative_path: str) -> str: ...
-
-    def deleted_rows(self, task: ScanTask) -> np.ndarray: ...
-
-    def stage(self, data: Any, mode: Any = "append", snapshot: Snapshot | None = None) -> PendingWrite: ...
 
 
 @dataclass(frozen=True)
@@ -206,7 +190,7 @@ class FileChanges:
     """What a change does to a snapshot's files: rows retired per file (by DV or by
     rewriting the file) and new rows to write; ``stage`` writes it all and builds the actions."""
 
-    def __init__(self, target: ChangeTarget, snapshot: Snapshot) -> None:
+    def __init__(self, target: TableHandle, snapshot: Snapshot) -> None:
         self.target = target
         self.snapshot = snapshot
         self.use_dv = deletion_vectors_enabled(snapshot)
@@ -284,7 +268,7 @@ class FileChanges:
 
 
 def stage_retirements(
-    target: ChangeTarget,
+    target: TableHandle,
     snapshot: Snapshot,
     operation: str,
     retire: Sequence[tuple[FileRows, np.ndarray]],
@@ -312,7 +296,7 @@ def stage_retirements(
 
 
 def _stage(
-    target: ChangeTarget,
+    target: TableHandle,
     operation: str,
     where: str | Predicate | None,
     assignments: Mapping[str, str] | None,
@@ -342,14 +326,14 @@ def _stage(
     return changes.stage(operation, plan, parameters, counts)
 
 
-def stage_delete(target: ChangeTarget, where: str | Predicate | None, snapshot: Snapshot | None = None) -> StagedChange:
+def stage_delete(target: TableHandle, where: str | Predicate | None, snapshot: Snapshot | None = None) -> StagedChange:
     """Plan a DELETE of the rows ``where`` matches (every row when None) on ``snapshot``
     (latest by default) and write its files; ``commit_change`` commits it."""
     return _stage(target, "DELETE", where, None, snapshot)
 
 
 def stage_update(
-    target: ChangeTarget,
+    target: TableHandle,
     set: Mapping[str, str],
     where: str | Predicate | None = None,
     snapshot: Snapshot | None = None,
@@ -360,7 +344,7 @@ def stage_update(
     return _stage(target, "UPDATE", where, set, snapshot)
 
 
-def commit_change(target: ChangeTarget, staged: StagedChange) -> RowChangeResult:
+def commit_change(target: TableHandle, staged: StagedChange) -> RowChangeResult:
     """Commit a staged change (one version); a conflict raises its named error."""
     if not staged.actions:
         return staged.result
@@ -386,17 +370,17 @@ def retry_change(run: Callable[[], RowChangeResult], retries: int) -> RowChangeR
     return commit_with_retries(lambda n: replace(run(), attempts=n), retries=retries, retry_on=RETRYABLE)
 
 
-def _run(target: ChangeTarget, stage: Any, retries: int) -> RowChangeResult:
+def _run(target: TableHandle, stage: Any, retries: int) -> RowChangeResult:
     return retry_change(lambda: commit_change(target, stage()), retries)
 
 
-def delete(target: ChangeTarget, where: str | Predicate | None = None, *, retries: int = 0) -> RowChangeResult:
+def delete(target: TableHandle, where: str | Predicate | None = None, *, retries: int = 0) -> RowChangeResult:
     """DELETE the rows ``where`` matches (see the module doc); ``retries`` re-plans after a conflict."""
     return _run(target, lambda: stage_delete(target, where), retries)
 
 
 def update(
-    target: ChangeTarget, set: Mapping[str, str], where: str | Predicate | None = None, *, retries: int = 0
+    target: TableHandle, set: Mapping[str, str], where: str | Predicate | None = None, *, retries: int = 0
 ) -> RowChangeResult:
     """UPDATE the rows ``where`` matches with ``set`` (column -> SQL expression)."""
     return _run(target, lambda: stage_update(target, set, where), retries)

@@ -109,6 +109,7 @@ from varlake.write.diagnostics.report import (
     path_text,
 )
 from varlake.write.staging.shredding import ENABLE_SHREDDING, SAMPLE_ROWS, SHREDDING_PROPERTY, stable_widths, stored_schemas, variant_columns
+from varlake.write.staging.handle import TableHandle
 
 __all__ = ["DEFAULT_EMPTY_THRESHOLD", "DEFAULT_SAMPLE", "diagnose", "sample_rows"]
 
@@ -275,7 +276,7 @@ def _read_rows(pf: pq.ParquetFile, physical: Sequence[str], rows: np.ndarray, wh
 
 
 def diagnose(
-    table: Any,
+    table: TableHandle,
     *,
     sample: int | None = DEFAULT_SAMPLE,
     empty_threshold: float = DEFAULT_EMPTY_THRESHOLD,
@@ -341,7 +342,7 @@ def diagnose(
 
 
 def _analyse_file(
-    table: Any,
+    table: TableHandle,
     task: ScanTask,
     footer: FileLayout,
     columns: Sequence[str],
@@ -591,7 +592,7 @@ def _leaf_differences(column: str, kind: str, file_ddl: str | None, table_ddl: s
     return out
 
 
-def _optimize_plan(table: Any, snapshot: Any, notes: list[str]) -> tuple[Mapping[str, Any] | None, Sequence[FileLayoutStatus]]:
+def _optimize_plan(table: TableHandle, snapshot: Any, notes: list[str]) -> tuple[Mapping[str, Any] | None, Sequence[FileLayoutStatus]]:
     """What ``optimize`` would rewrite and save (``write.optimize.plan_optimize``'s summary),
     and every live file's layout status; the summary is None, with a note, when the table
     cannot be optimized (e.g. a protocol varlake cannot write), and the statuses empty, with

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol as TypingProtocol
 
 import pyarrow as pa
 
@@ -31,32 +30,21 @@ from varlake.delta.actions import AddFile
 from varlake.delta.column_mapping import column_mapping
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import ShreddingError, ShreddingSchemaError
-from varlake.io.storage import Storage
 from varlake.read.layout import FileLayout, file_layout
 from varlake.shred.schema import ShreddingSchema
 from varlake.write.staging.shredding import plan_shredding, variant_columns
+from varlake.write.staging.handle import TableHandle
 
 __all__ = [
     "DRIFT_KINDS",
     "ColumnDrift",
     "FileLayoutStatus",
-    "LayoutTarget",
     "expected_layouts",
     "file_status",
     "layout_status",
 ]
 
 DRIFT_KINDS = ("unshredded", "shredded", "older-schema", "leaf-types", "spark-layout", "other-layout", "unrecognised")
-
-
-class LayoutTarget(TypingProtocol):
-    """What the layout check needs of a table (``varlake.Table`` is one)."""
-
-    storage: Storage
-
-    def snapshot(self, version: int | None = None) -> Snapshot: ...
-
-    def data_file(self, add: AddFile) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -188,7 +176,7 @@ def column_drift(layout: FileLayout, physical: str, column: str, table_ddl: str 
 
 
 def file_status(
-    target: LayoutTarget, snapshot: Snapshot, add: AddFile, expected: Mapping[str, str | None] | None = None
+    target: TableHandle, snapshot: Snapshot, add: AddFile, expected: Mapping[str, str | None] | None = None
 ) -> FileLayoutStatus:
     """The layout status of one live file of ``snapshot``."""
     expected = expected_layouts(snapshot) if expected is None else expected
@@ -203,7 +191,7 @@ def file_status(
     return FileLayoutStatus(add, tuple(drift), layout.metadata.created_by, layout.metadata.serialized_size)
 
 
-def layout_status(target: Any, snapshot: Snapshot | None = None, files: Sequence[AddFile] | None = None) -> list[FileLayoutStatus]:
+def layout_status(target: TableHandle, snapshot: Snapshot | None = None, files: Sequence[AddFile] | None = None) -> list[FileLayoutStatus]:
     """For each live file of ``snapshot`` (the target's latest by default; or only ``files``),
     whether and why its Variant layout differs from the table's stable shredding schema.
     Footers are read once per file and cached (``read.layout``)."""

@@ -34,6 +34,7 @@ from varlake.shred.schema import ShreddingSchema
 from varlake.shred.variant_columns import without_variant_extension
 from varlake.write.maintenance.layout_drift import FileLayoutStatus
 from varlake.write.maintenance.optimize import read_files
+from varlake.write.staging.handle import TableHandle
 
 __all__ = ["MAX_FILES", "SAMPLE_ROWS", "LayoutSavings", "estimate_layout_savings"]
 
@@ -114,7 +115,7 @@ def _chosen(statuses: Sequence[FileLayoutStatus], limit: int) -> list[FileLayout
     return [ordered[i] for i in picks]
 
 
-def _sample(target: Any, snapshot: Any, files: Sequence[FileLayoutStatus], rows: int) -> pa.Table | None:
+def _sample(target: TableHandle, snapshot: Any, files: Sequence[FileLayoutStatus], rows: int) -> pa.Table | None:
     """About ``rows`` live rows spread evenly over ``files`` (each file's share evenly spread)."""
     quota = max(1, rows // max(len(files), 1))
     parts = []
@@ -128,7 +129,7 @@ def _sample(target: Any, snapshot: Any, files: Sequence[FileLayoutStatus], rows:
 
 
 def estimate_layout_savings(
-    target: Any,
+    target: TableHandle,
     snapshot: Any,
     statuses: Sequence[FileLayoutStatus],
     table_ddls: Mapping[str, str | None],

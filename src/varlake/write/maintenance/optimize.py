@@ -71,6 +71,7 @@ from varlake.write.maintenance.clustering import (
 from varlake.write.maintenance.content_check import check_same_rows
 from varlake.write.maintenance.layout_drift import FileLayoutStatus, layout_status
 from varlake.write.staging.shredding import ENABLE_SHREDDING, SHREDDING_PROPERTY
+from varlake.write.staging.handle import TableHandle
 
 __all__ = [
     "PYTHON_TARGET_FILE_SIZE",
@@ -302,7 +303,7 @@ def _bin_pack(files: Sequence[AddFile], target: int, estimates: Mapping[str, int
 
 
 def plan_optimize(
-    target: Any,
+    target: TableHandle,
     where: str | Predicate | None = None,
     target_file_size: Any = None,
     cluster_by: Sequence[str] | None = None,
@@ -382,7 +383,7 @@ def tasks_for(snapshot: Snapshot, root_location: str, adds: Sequence[AddFile]) -
 
 
 def read_files(
-    target: Any, snapshot: Snapshot, adds: Sequence[AddFile], paths: Mapping[str, Sequence[str]] | None = None
+    target: TableHandle, snapshot: Snapshot, adds: Sequence[AddFile], paths: Mapping[str, Sequence[str]] | None = None
 ) -> pa.Table:
     """The live rows of ``adds`` (deletion vectors applied) in the table's Arrow schema, plus a
     ``"<column>:<path>"`` Variant column per requested path."""
@@ -395,7 +396,7 @@ def read_files(
     return read_tasks(plan, target.open_file, columns, paths or None, target.deleted_rows)
 
 
-def read_bin(target: Any, plan: OptimizePlan, chosen: OptimizeBin) -> pa.Table:
+def read_bin(target: TableHandle, plan: OptimizePlan, chosen: OptimizeBin) -> pa.Table:
     """A bin's live rows, in Z-order of the plan's keys when the bin is clustered."""
     if not (chosen.clustered and plan.cluster_by):
         return read_files(target, plan.snapshot, chosen.files)
@@ -478,7 +479,7 @@ def optimize_adds(adds: Sequence[AddFile], keys: Sequence[ClusterKey] | None) ->
     return out
 
 
-def discard_files(target: Any, adds: Sequence[AddFile]) -> None:
+def discard_files(target: TableHandle, adds: Sequence[AddFile]) -> None:
     """Delete files written by a rewrite that will not commit (best effort)."""
     for add in adds:
         try:
@@ -487,7 +488,7 @@ def discard_files(target: Any, adds: Sequence[AddFile]) -> None:
             pass
 
 
-def stage_optimize(target: Any, plan: OptimizePlan) -> StagedOptimize:
+def stage_optimize(target: TableHandle, plan: OptimizePlan) -> StagedOptimize:
     """Rewrite every bin of ``plan`` through ``target.stage`` and check the content (module doc)."""
     started = time.perf_counter()
     written: list[AddFile] = []
@@ -523,7 +524,7 @@ def _partition_text(chosen: OptimizeBin) -> str:
     return "in partition " + ", ".join(f"{k}={v}" for k, v in chosen.partition_values.items())
 
 
-def commit_optimize(target: Any, staged: StagedOptimize, *, dry_run: bool = False) -> OptimizeResult:
+def commit_optimize(target: TableHandle, staged: StagedOptimize, *, dry_run: bool = False) -> OptimizeResult:
     """Commit a staged OPTIMIZE as one version (see the module doc); a conflict raises its
     named error and the staged files are deleted."""
     plan = staged.plan
@@ -587,7 +588,7 @@ def commit_optimize(target: Any, staged: StagedOptimize, *, dry_run: bool = Fals
     return replace(result, version=outcome.version, seconds=time.perf_counter() - staged.started)
 
 
-def _rebase_for_keys(target: Any, plan: OptimizePlan, removed: Sequence[AddFile]) -> Snapshot:
+def _rebase_for_keys(target: TableHandle, plan: OptimizePlan, removed: Sequence[AddFile]) -> Snapshot:
     """The latest snapshot, if the staged rewrite still fits it (else the conflict stands)."""
     latest = target.log.snapshot()
     live = {f.key for f in latest.files}
@@ -605,7 +606,7 @@ def _rebase_for_keys(target: Any, plan: OptimizePlan, removed: Sequence[AddFile]
 
 
 def optimize(
-    target: Any,
+    target: TableHandle,
     where: str | Predicate | None = None,
     target_file_size: Any = None,
     cluster_by: Sequence[str] | None = None,

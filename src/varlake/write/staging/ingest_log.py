@@ -54,7 +54,7 @@ from varlake.delta.schema import parse_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.errors import CorruptLogError, DataFileMissingError, TableNotFoundError
-from varlake.io.storage import LocalStorage
+from varlake.io.storage import Storage
 from varlake.write.staging.commit import PendingWrite, commit_write
 
 __all__ = [
@@ -300,14 +300,15 @@ def plan(record: IngestRecord, candidates: Sequence[SourceFile]) -> tuple[list[S
     return new, changed
 
 
-def complete_quarantine(record: IngestRecord) -> int | None:
+def complete_quarantine(record: IngestRecord, storage: Storage) -> int | None:
     """Commit the quarantine files of ``record``'s batch into its quarantine table, once
     (``txn(appId, batch)``; the table is created if missing). The new version, or None when
-    there is nothing to commit or it was committed already."""
+    there is nothing to commit or it was committed already. ``storage``: the quarantine
+    table's (chosen by ``varlake.table.locate``)."""
     q = record.quarantine
     if q is None or not q.adds:
         return None
-    log = DeltaLog(LocalStorage(), q.root)
+    log = DeltaLog(storage, q.root)
     try:
         log.latest_version()
         snapshot: Snapshot | None = log.snapshot()
@@ -315,7 +316,7 @@ def complete_quarantine(record: IngestRecord) -> int | None:
         snapshot = None
     if snapshot is not None and (snapshot.app_version(record.app_id) or -1) >= record.batch:
         return None
-    missing = [a.path for a in q.adds if not os.path.exists(os.path.join(q.root, _unquote(a.path)))]
+    missing = [a.path for a in q.adds if not storage.exists(f"{q.root}/{_unquote(a.path)}")]
     if missing:
         raise DataFileMissingError(
             f"{q.root}: the staged quarantine files {missing} of ingest batch {record.batch} ({record.app_id}) are gone "
