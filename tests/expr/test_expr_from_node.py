@@ -166,3 +166,28 @@ def test_random_predicates_read_the_same_by_node_and_by_text(text: str) -> None:
     query = _parse(f"SELECT a FROM t WHERE {text}")
     assert query is not None
     assert _outcome(lambda: predicate_of(query.args["where"].this)) == direct
+
+
+TERMS = [
+    "a",
+    "s.x.y",
+    "v:a.b::bigint",
+    "variant_get(v, '$.a[1]', 'double')",
+    "CAST(v:a AS DECIMAL(10, 2))",
+    "a + b * 2",
+    "upper(name)",
+    "DATE '2024-01-02'",
+    "-x",
+]
+
+
+@pytest.mark.parametrize("text", TERMS)
+def test_a_term_node_gives_what_its_text_gives(text: str) -> None:
+    """``term_of`` (used by MERGE/UPDATE SET expressions) equals ``parse_term`` of the text,
+    for the term alone and for the same term taken out of a SELECT."""
+    from varlake.expr import parse_term, term_of
+
+    node = sqlglot.parse_one(text, read=DIALECT)
+    assert term_of(node) == parse_term(text)
+    selected = sqlglot.parse_one(f"SELECT {text} FROM t", read=DIALECT).expressions[0]
+    assert term_of(selected) == parse_term(text)

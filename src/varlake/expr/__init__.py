@@ -13,7 +13,7 @@ from varlake.expr.normalize import normalize
 from varlake.expr.partition import parse_partition_value
 from varlake.expr.rows import RowEvaluator, compare_values
 from varlake.expr.skipping import ROWS_CANNOT_MATCH, ROWS_MIGHT_MATCH, SkippingEvaluator
-from varlake.expr.sql import parse_predicate, parse_term
+from varlake.expr.sql import parse_predicate, parse_term, predicate_of, term_of
 from varlake.expr.stats import STRING_PREFIX_LENGTH, FileStats, VariantBound
 from varlake.expr.tree import (
     AlwaysFalse,
@@ -81,6 +81,8 @@ __all__ = [
     "parse_partition_value",
     "parse_predicate",
     "parse_term",
+    "predicate_of",
+    "term_of",
     "referenced_columns",
     "rewrite_not",
     "term_type",

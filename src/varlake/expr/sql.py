@@ -100,6 +100,15 @@ def parse_term(text: str) -> Term:
     return _term(node)
 
 
+def term_of(node: exp.Expression) -> Term:
+    """The term of a sqlglot value expression parsed with ``dialect.DIALECT``: what
+    ``parse_term`` gives for its text, without rendering and parsing it again."""
+    try:
+        return _term(node)
+    except RecursionError as exc:
+        raise ExpressionParseError(f"expression (a {type(node).__name__} tree) is nested too deeply") from exc
+
+
 def _fragment(node: exp.Expression) -> str:
     try:
         return node.sql(dialect=CANONICAL)

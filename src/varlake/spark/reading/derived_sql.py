@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, StructType
+from varlake.delta.schema import ArrayType, DataType, MapType, PrimitiveType, SchemaVisitor, StructField, StructType, visit
 from varlake.errors import TableError
 from varlake.semantics.types import backquote
 from varlake.spark.reading.leaf_casts import cast_sql, elements_sql, failure_sql
@@ -41,18 +41,32 @@ def _type_sql(name: str) -> str:
     return str(to_spark_type(PrimitiveType(name)).simpleString())
 
 
+class _TypeSQL(SchemaVisitor[str]):
+    """Spark SQL spelling of a table type, field names back-quoted."""
+
+    def struct(self, struct: StructType, field_results: list[str]) -> str:
+        return "STRUCT<" + ", ".join(field_results) + ">"
+
+    def field(self, field: StructField, type_result: str) -> str:
+        return f"{backquote(field.name)}: {type_result}"
+
+    def array(self, array: ArrayType, element_result: str) -> str:
+        return f"ARRAY<{element_result}>"
+
+    def map(self, map_type: MapType, key_result: str, value_result: str) -> str:
+        return f"MAP<{key_result}, {value_result}>"
+
+    def primitive(self, primitive: PrimitiveType) -> str:
+        return _type_sql(primitive.name)
+
+    def variant(self, variant: Any) -> str:
+        return "VARIANT"
+
+
 def spark_type_sql(dtype: DataType) -> str:
     """Spark SQL spelling of any table type (field names back-quoted), e.g. for a CAST that
     renames struct fields by position."""
-    if isinstance(dtype, MapType):
-        return f"MAP<{spark_type_sql(dtype.key_type)}, {spark_type_sql(dtype.value_type)}>"
-    if isinstance(dtype, ArrayType):
-        return f"ARRAY<{spark_type_sql(dtype.element_type)}>"
-    if isinstance(dtype, StructType):
-        return "STRUCT<" + ", ".join(f"{backquote(f.name)}: {spark_type_sql(f.type)}" for f in dtype.fields) + ">"
-    if isinstance(dtype, PrimitiveType):
-        return _type_sql(dtype.name)
-    return "VARIANT"
+    return visit(dtype, _TypeSQL())
 
 
 def node_sql(use: PathUse, column: tuple[str, ...] | None = None) -> str:

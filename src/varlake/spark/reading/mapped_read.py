@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from varlake.delta.schema import ArrayType, DataType, MapType, StructField, StructType
+from varlake.delta.schema import SchemaRebuilder, StructField, StructType, visit
 from varlake.errors import TableError
 from varlake.spark.reading.planner import TablePlan
 from varlake.spark.types import to_spark_schema
@@ -29,20 +29,11 @@ SPARK_FIELD_ID = "parquet.field.id"
 ID_NAME = "__vl_fid_"
 
 
-def _by_id_names(dtype: DataType) -> DataType:
+class _ByIdNames(SchemaRebuilder):
     """A ``file_schema`` with every struct field (nested too) named ``__vl_fid_<id>``."""
-    if isinstance(dtype, StructType):
-        return StructType(
-            tuple(
-                StructField(f"{ID_NAME}{f.metadata[SPARK_FIELD_ID]}", _by_id_names(f.type), f.nullable, f.metadata)
-                for f in dtype.fields
-            )
-        )  # fmt: skip
-    if isinstance(dtype, ArrayType):
-        return ArrayType(_by_id_names(dtype.element_type), dtype.contains_null)
-    if isinstance(dtype, MapType):
-        return MapType(_by_id_names(dtype.key_type), _by_id_names(dtype.value_type), dtype.value_contains_null)
-    return dtype
+
+    def field(self, field: StructField, type_result: Any) -> Any:
+        return StructField(f"{ID_NAME}{field.metadata[SPARK_FIELD_ID]}", type_result, field.nullable, field.metadata)
 
 
 def mapped_reads(plan: TablePlan, tasks: Sequence[Any]) -> list[tuple[list[Any], list[Any]]]:
@@ -72,7 +63,7 @@ def mapped_reads(plan: TablePlan, tasks: Sequence[Any]) -> list[tuple[list[Any],
     if physical:
         reads.append((physical, list(to_spark_schema(schema).fields)))
     if other:
-        by_id = _by_id_names(schema)
+        by_id = visit(schema, _ByIdNames())
         assert isinstance(by_id, StructType)
         reads.append((other, list(to_spark_schema(by_id).fields)))
     return reads

@@ -36,7 +36,7 @@ from varlake.errors import (
 )
 from varlake.expr.dialect import CANONICAL, DIALECT
 from varlake.expr.rows import row_variant_get
-from varlake.expr import IsNull, bind, parse_term, term_type
+from varlake.expr import IsNull, bind, term_of, term_type
 from varlake.expr.casts import can_cast, cast_value
 from varlake.expr.rows import TermCompiler
 from varlake.expr.types import normalize_type
@@ -111,7 +111,7 @@ class _Compiler:
         return self.leaf(node)  # columns, literals, casts, arithmetic, functions: the expression layer
 
     def leaf(self, node: exp.Expression) -> tuple[RowFn, str]:
-        term = parse_term(node.sql(dialect=DIALECT))
+        term = term_of(node)
         bound = bind(IsNull(term), self.types, session_tz=self.tz)
         if not isinstance(bound, IsNull):
             raise self.fail("expression", node)
