@@ -170,6 +170,9 @@ class Table:
         self.log = self.core.log
         self.log.latest_version()  # TableNotFoundError early
 
+    def __repr__(self) -> str:
+        return f"Table({self.path!r})"  # the location only: never a credential
+
     # --- creating / opening -------------------------------------------------------------
 
     @classmethod

@@ -156,3 +156,109 @@ def test_absolute_uris_inside_the_root_are_read_and_outside_it_refused(s3_server
     with pytest.raises(UnsafePathError, match="outside the table root") as caught:
         Table(uri, storage_options=options).scan().to_arrow()
     assert s3_server.secret_key not in str(caught.value)
+
+
+# --- commits on S3: a lost answer, racing processes --------------------------------------------
+
+
+def test_a_commit_whose_answer_is_lost_lands_once(s3_server):
+    from fault_proxy import FaultProxy
+
+    proxy = FaultProxy(int(s3_server.endpoint.rsplit(":", 1)[1]))
+    try:
+        options = s3_server.options(AWS_ENDPOINT_URL=proxy.endpoint, **{"varlake.retry_timeout": "5"})
+        uri = s3_server.uri()
+        table = Table.create(uri, SCHEMA, storage_options=options)
+        # the server commits version 1, the client never hears so: the create is retried, finds
+        # the object, and its bytes (with this commit's own txnId) say it is ours
+        proxy.arm("drop_response", "PUT", "_delta_log/00000000000000000001.json")
+        assert table.append(_rows(0, 4)) == 1
+        assert proxy.fired == 1
+        assert table.append(_rows(4, 2)) == 2
+    finally:
+        proxy.close()
+    fresh = Table(uri, storage_options=s3_server.options())
+    assert _ids(fresh) == list(range(6))
+    assert [e.commit_info.get("txnId") is not None for e in fresh.history()] == [True, True, True]
+
+
+def _append_worker(uri: str, options, worker: int, start: float, queue) -> None:
+    import time
+
+    table = Table(uri, storage_options=options)
+    time.sleep(max(0.0, start - time.time()))
+    versions = []
+    for batch in range(2):
+        rows = [{"id": worker * 100 + batch * 10 + i, "name": "x", "v": {"w": worker}} for i in range(3)]
+        versions.append(table.append(rows))
+    queue.put((worker, versions))
+
+
+def test_processes_racing_appends_land_every_row_once(s3_server):
+    import multiprocessing
+    import time
+
+    uri, options = s3_server.uri(), s3_server.options()
+    Table.create(uri, SCHEMA, storage_options=options)
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    start = time.time() + 4.0
+    procs = [ctx.Process(target=_append_worker, args=(uri, options, w, start, queue)) for w in range(3)]
+    for p in procs:
+        p.start()
+    results = dict(queue.get(timeout=90) for _ in procs)
+    for p in procs:
+        p.join(timeout=30)
+    versions = sorted(v for vs in results.values() for v in vs)
+    assert versions == list(range(1, 7))  # every append got its own version
+    expected = sorted(w * 100 + b * 10 + i for w in range(3) for b in range(2) for i in range(3))
+    assert _ids(Table(uri, storage_options=options)) == expected
+
+
+# --- named errors, never the secret --------------------------------------------------------------
+
+
+def _named(err_type, fn, secret: str, seconds: float = 90.0):
+    import time
+
+    began = time.monotonic()
+    with pytest.raises(err_type) as caught:
+        fn()
+    assert time.monotonic() - began < seconds
+    assert secret not in str(caught.value) and secret not in repr(caught.value)
+    return caught.value
+
+
+def test_wrong_credentials_missing_bucket_unreachable_store(s3_server):
+    from s3_server import free_port
+
+    from varlake.errors import StorageAccessError, StorageBucketNotFoundError, StorageUnreachableError
+
+    secret = "wrong-" + uuid.uuid4().hex
+    uri = s3_server.uri()
+    bad = s3_server.options(AWS_SECRET_ACCESS_KEY=secret)
+    err = _named(StorageAccessError, lambda: Table.create(uri, SCHEMA, storage_options=bad), secret)
+    assert uri in str(err)
+    Table.create(uri, SCHEMA, storage_options=s3_server.options())
+    _named(StorageAccessError, lambda: Table(uri, storage_options=bad), secret)
+    missing = f"s3://no-such-bucket-{uuid.uuid4().hex[:8]}/t"
+    err = _named(StorageBucketNotFoundError, lambda: Table(missing, storage_options=s3_server.options()), s3_server.secret_key)
+    assert "no-such-bucket" in str(err)
+    _named(StorageBucketNotFoundError, lambda: Table.create(missing, SCHEMA, storage_options=s3_server.options()), s3_server.secret_key)
+    nowhere = s3_server.options(
+        AWS_ENDPOINT_URL=f"http://127.0.0.1:{free_port()}", AWS_SECRET_ACCESS_KEY=secret,
+        **{"varlake.retry_timeout": "2", "varlake.connect_timeout": "1"},
+    )
+    _named(StorageUnreachableError, lambda: Table(uri, storage_options=nowhere), secret, 20)
+    _named(StorageUnreachableError, lambda: Table.create(s3_server.uri(), SCHEMA, storage_options=nowhere), secret, 20)
+
+
+def test_the_secret_is_never_shown(s3_server):
+    options = s3_server.options()
+    uri = s3_server.uri()
+    table = Table.create(uri, SCHEMA, storage_options=options)
+    table.append(_rows(0, 2))
+    shown = [repr(table), repr(table.storage), repr(table.log), repr(table.snapshot()), repr(table.history()),
+             repr(table.files()), repr(table.doctor()), repr(table.properties)]
+    assert uri in repr(table)
+    assert not any(s3_server.secret_key in text for text in shown)
