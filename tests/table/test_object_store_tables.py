@@ -262,3 +262,24 @@ def test_the_secret_is_never_shown(s3_server):
              repr(table.files()), repr(table.doctor()), repr(table.properties)]
     assert uri in repr(table)
     assert not any(s3_server.secret_key in text for text in shown)
+
+
+def test_the_first_commit_proves_put_if_absent(tmp_path):
+    """A store that overwrites on a conditional create is refused before version 0 is written
+    (UnsafeStorageError), unless the table's writer says it is the only one."""
+    import obstore
+
+    from varlake.errors import UnsafeStorageError
+
+    class IgnoresPrecondition(ObjectStorage):
+        def _put_create(self, key: str, data: bytes) -> None:
+            obstore.put(self._create_store, key, data)
+
+    uri = f"memory://m-{uuid.uuid4().hex[:8]}/t"
+    unsafe = IgnoresPrecondition.for_uri(uri)
+    with pytest.raises(UnsafeStorageError, match="varlake.single_writer"):
+        Table.create(uri, SCHEMA, storage=unsafe)
+    assert unsafe.list(f"{uri}/_delta_log") == []  # no commit, no probe left behind
+    single = IgnoresPrecondition.for_uri(uri, {"varlake.single_writer": "true"})
+    table = Table.create(uri, SCHEMA, storage=single)
+    assert table.append(_rows(0, 2)) == 1 and _ids(table) == [0, 1]
