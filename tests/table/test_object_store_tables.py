@@ -97,19 +97,21 @@ def test_table_operations(table_root, tmp_path, monkeypatch):
     properties = {"delta.enableDeletionVectors": "true", "delta.enableVariantShredding": "true"}
     table = Table.create(uri, SCHEMA, partition_by=["name"], properties=properties, storage_options=options)
     assert table.append(_rows(0, 30)) == 1
-    assert table.append(_rows(30, 30)) == 2
-    assert _ids(table) == list(range(60))
+    assert table.append(_rows(30, 300)) == 2
+    assert _ids(table) == list(range(330))
     # skipping by partition values and statistics
     assert table.scan("id >= 50").plan().skipped_by_stats  # the first append's files hold id < 30
     assert table.scan("name = 'n1'").plan().skipped_by_partition
-    assert _ids(table, filter="id >= 50") == list(range(50, 60))
-    assert _ids(table, filter="name = 'n1'") == [i for i in range(60) if i % 3 == 1]
+    assert _ids(table, filter="id >= 50") == list(range(50, 330))
+    assert _ids(table, filter="name = 'n1'") == [i for i in range(330) if i % 3 == 1]
     # row changes
     assert table.delete("id < 5").num_deleted_rows == 5
+    scattered = table.delete("id >= 100 AND id % 2 = 0")  # vectors too big to inline: DV files
+    assert scattered.num_deleted_rows == 115 and scattered.num_deletion_vector_files >= 1
     assert table.update(where="id = 10", set={"id": "id + 1000"}).num_updated_rows == 1
-    merge = table.merge([{"id": 11, "name": "n2", "v": {"a": -1}}, {"id": 99, "name": "n0", "v": {"a": 99}}], "t.id = s.id")
+    merge = table.merge([{"id": 11, "name": "n2", "v": {"a": -1}}, {"id": 999, "name": "n0", "v": {"a": 99}}], "t.id = s.id")
     merge.when_matched_update_all().when_not_matched_insert_all().execute()
-    expected = sorted({*range(5, 60), 1010, 99} - {10})
+    expected = sorted({*range(5, 100), *range(101, 330, 2), 1010, 999} - {10})
     assert _ids(table) == expected
     before_optimize = table.version
     result = table.optimize()
