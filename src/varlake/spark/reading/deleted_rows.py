@@ -33,7 +33,6 @@ per file crossed that at some tens of files, and each row then cost ~1.2 us of C
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
