@@ -37,6 +37,7 @@ __all__ = [
     "apply_storage_options",
     "check_s3a",
     "object_store_requested",
+    "open_table",
     "reach",
     "s3a_conf",
     "s3a_jars",
@@ -144,3 +145,14 @@ def reach(spark: Any, uri: str, storage_options: Mapping[str, Any] | None) -> No
     with ``storage_options`` applied to its bucket (``apply_storage_options``)."""
     check_s3a(spark, uri)
     apply_storage_options(spark, uri, storage_options)
+
+
+def open_table(spark: Any, source: Any, storage_options: Mapping[str, Any] | None = None) -> Any:
+    """The ``Table`` an entry point was given: a ``Table`` as it is, else the one at the path
+    or URI ``source`` (storage chosen by ``varlake.table.locate`` from the environment and
+    ``storage_options``); either way checked reachable by ``spark`` (``reach``)."""
+    from varlake.table import Table
+
+    table = source if isinstance(source, Table) else Table(source, storage_options=storage_options)
+    reach(spark, table.path, None if isinstance(source, Table) else storage_options)
+    return table
