@@ -512,11 +512,14 @@ def _run_spark_write(
         .option("compression", "zstd")
         .option("mapreduce.fileoutputcommitter.algorithm.version", "2")
         .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
-        # no hidden .crc side files: a failed job leaves only files vacuum can see
-        .option("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
-        .option("fs.file.impl.disable.cache", "true")
         .options(**PARQUET_WRITE_OPTIONS)
     )
+    if "://" not in target:
+        # no hidden .crc side files: a failed job leaves only files vacuum can see. Local
+        # tables only: S3A buffers uploads in local files through the checksummed file system.
+        writer = writer.option("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem").option(
+            "fs.file.impl.disable.cache", "true"
+        )
     if shredded:
         schema_json = df.schema.jsonValue()
         data = {**schema_json, "fields": [f for f in schema_json["fields"] if f["name"] not in partition_columns]}
