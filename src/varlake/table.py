@@ -124,7 +124,7 @@ class Scan:
     def to_arrow(self) -> pa.Table:
         """The rows (deletion vectors applied), Variants typed ``arrow.parquet.variant``."""
         return read_tasks(
-            self.plan(), self.table.open_file, self.columns, self.paths, self.table.deleted_rows, arrow_extension=True
+            self.plan(), self.table.read_source, self.columns, self.paths, self.table.deleted_rows, arrow_extension=True
         )
 
     def to_pandas(self, variant: str = "variant") -> Any:
@@ -169,6 +169,9 @@ class Table:
         self.path = location.root
         self.log = self.core.log
         self.log.latest_version()  # TableNotFoundError early
+
+    def __repr__(self) -> str:
+        return f"Table({self.path!r})"  # the location only: never a credential
 
     # --- creating / opening -------------------------------------------------------------
 
@@ -242,6 +245,11 @@ class Table:
         """Where the data file at ``relative_path`` (decoded, relative to the root) can be read
         or written; a path that links out of the root is refused (``Storage.location_inside``)."""
         return self.core.open_file(relative_path)
+
+    def read_source(self, relative_path: str) -> Any:
+        """What pyarrow reads the data file at ``relative_path`` from: its local path, or a
+        ranged file object on an object store."""
+        return self.core.read_source(relative_path)
 
     def deleted_rows(self, task: ScanTask) -> np.ndarray:
         """The row indexes (sorted ``uint64``) the deletion vector of a scan task deletes
