@@ -570,7 +570,9 @@ def _reason_counts(staged: StagedWrite) -> dict[str, int]:
 
     counts: dict[str, int] = {}
     for add in staged.adds:
-        column = pq.read_table(os.path.join(staged.path, unquote(add.path)), columns=["kind"]).column("kind")
+        source = locate(staged.path, staged.storage).storage.open_read(f"{staged.path}/{unquote(add.path)}")
+        with source:
+            column = pq.read_table(source, columns=["kind"]).column("kind")
         for row in pc.value_counts(column).to_pylist():
             counts[row["values"]] = counts.get(row["values"], 0) + row["counts"]
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
