@@ -59,7 +59,7 @@ def local_session(
     store: dict[str, str] = {}
     if object_store_requested(storage_options):
         try:
-            store = s3a_conf(storage_options)
+            store = s3a_conf(storage_options, master=master)
         except S3AConnectorMissingError:
             if storage_options:
                 raise

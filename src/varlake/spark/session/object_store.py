@@ -87,12 +87,23 @@ def object_store_requested(storage_options: Mapping[str, Any] | None, env: Mappi
     return bool(storage_options) or any(env.get(name) for name in _S3_ENV)
 
 
-def s3a_conf(storage_options: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> dict[str, str]:
+def s3a_conf(
+    storage_options: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None, master: str = "local[*]"
+) -> dict[str, str]:
     """Spark confs for S3A from the same settings ``io.object_store`` uses (environment, then
     ``storage_options``): jars, ``spark.hadoop.fs.s3a.*``, ``fs.s3.impl`` and the magic
-    committer. Holds credentials when they were given: keep it out of logs."""
+    committer. Holds credentials when they were given: keep it out of logs.
+
+    The jars: ``spark.jars`` for a ``local`` master (one JVM); for a cluster master the
+    driver's and executors' class paths (``spark.{driver,executor}.extraClassPath``), so
+    that the ~700 MB SDK bundle is not copied to every executor: run ``make tools`` on each
+    worker machine (same cache path), or ship them with ``conf={"spark.jars": ...}``."""
     settings = StoreSettings("s3", storage_options, os.environ if env is None else env)
-    conf = {"spark.jars": ",".join(s3a_jars())}
+    jars = s3a_jars()
+    if master.startswith("local"):
+        conf = {"spark.jars": ",".join(jars)}
+    else:
+        conf = {"spark.driver.extraClassPath": os.pathsep.join(jars), "spark.executor.extraClassPath": os.pathsep.join(jars)}
     conf.update({f"spark.hadoop.{k}": v for k, v in settings.s3a_properties().items()})
     conf.update(COMMITTER_CONF)
     return conf

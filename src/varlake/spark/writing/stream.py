@@ -50,7 +50,7 @@ from varlake.spark.writing.ingest import (
     stage_lines,
     table_root,
 )
-from varlake.io.locations import is_object_store_uri
+from varlake.io.locations import is_object_store_uri, parse_uri
 from varlake.spark.session.object_store import reach
 from varlake.spark.uris import local_path
 from varlake.spark.writing.writer import commit_write, write
@@ -122,7 +122,7 @@ def _read_id(path: str) -> str | None:
 def _checkpoint_dir(location: str | os.PathLike[str]) -> str:
     text = os.fspath(location)
     if is_object_store_uri(text):
-        return table_root(text)  # the canonical URI (s3a:// written s3://): Spark's S3A reads both
+        return parse_uri(text).location  # the canonical URI (s3a:// written s3://): Spark's S3A reads both
     path = local_path(text)
     if "://" in path or not path:
         raise StreamError(f"checkpoint location {text!r} must be a local directory or an object-store URI")
