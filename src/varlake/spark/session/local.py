@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from varlake.spark.session.kind import is_classic  # noqa: F401 -- re-exported: callers import it from here
+
 # Parquet page checksums (CRC32) in every Spark job varlake runs, as io.parquet_write and
 # io.parquet_read do for pyarrow: a corrupted page fails the read with Spark's
 # FAILED_READ_FILE naming the file, never reads as other values. Passed as data source
@@ -128,20 +130,6 @@ def connect_session(remote: str, conf: Mapping[str, str] | None = None, app_name
         except Exception:  # a static conf the server fixed at start  # noqa: BLE001
             continue
     return session
-
-
-def is_classic(spark: Any) -> bool:
-    """True for a classic (JVM, Py4J) SparkSession; False for a Spark Connect one.
-
-    The one capability check: classic-only shortcuts (``_jvm``, ``sparkContext``) sit
-    behind it, each with an equivalent path that works on Connect.
-    """
-    if type(spark).__module__.startswith("pyspark.sql.connect"):
-        return False
-    try:
-        return spark._jsparkSession is not None
-    except Exception:  # Connect sessions raise on JVM attributes  # noqa: BLE001
-        return False
 
 
 def parse_conf(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:

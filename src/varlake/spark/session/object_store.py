@@ -30,6 +30,7 @@ from typing import Any
 from varlake.errors import UnsupportedStorageError
 from varlake.io.locations import parse_uri
 from varlake.io.store_settings import StoreSettings
+from varlake.spark.session.kind import is_classic
 
 __all__ = [
     "COMMITTER_CONF",
@@ -120,8 +121,6 @@ def apply_storage_options(spark: Any, uri: str, storage_options: Mapping[str, An
     parsed = parse_uri(uri)
     if parsed.scheme != "s3":
         return
-    from varlake.spark.session.local import is_classic
-
     if not is_classic(spark):
         return
     props = StoreSettings("s3", storage_options, {}).s3a_properties()
@@ -137,8 +136,6 @@ def check_s3a(spark: Any, uri: str) -> None:
     ``varlake.spark.local_session(storage_options=...)``, or ``s3a_conf``'s confs)."""
     if parse_uri(uri).scheme != "s3":
         return
-    from varlake.spark.session.local import is_classic
-
     if not is_classic(spark):
         return  # a Connect server has its own confs: Spark names what is missing
     impl = spark.sparkContext._jsc.hadoopConfiguration().get("fs.s3.impl")
