@@ -62,6 +62,9 @@ def test_spark_write_python_read_and_back(s3_spark, s3_server):
     df = spark.createDataFrame([(i, f"n{i}") for i in range(20)], "id long, name string")
     result = vs.write(df, uri, storage_options=options)
     assert result.created and result.num_rows == 20
+    # The entry point gave its storage_options to Spark too, for this bucket only.
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    assert hadoop.get(f"fs.s3a.bucket.{s3_server.bucket}.endpoint") == s3_server.endpoint
     keys = _keys(s3_server, uri)
     data = [k for k in keys if k.endswith(".parquet")]
     assert data and all(".pending" not in k and "__magic" not in k and "_temporary" not in k for k in keys), keys
