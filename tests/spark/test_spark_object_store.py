@@ -14,7 +14,7 @@ import pytest
 
 from varlake import spark as vs
 from varlake.spark.session.object_store import COMMITTER_CONF, S3AConnectorMissingError, check_s3a, s3a_conf
-from varlake.spark.uris import table_path
+from varlake.spark.uris import table_location, table_path
 from varlake.table import Table
 
 pytestmark = pytest.mark.spark
@@ -47,8 +47,11 @@ def test_missing_connector_names_make_tools(tmp_path, monkeypatch):
 
 
 def test_uris_s3_and_s3a_name_one_file():
-    assert table_path("s3a://bkt/t/a%20b.parquet") == table_path("s3://bkt/t/a b.parquet") == "s3://bkt/t/a b.parquet"
-    assert table_path("file:///tmp/x/../y.parquet") == "/tmp/y.parquet"
+    # Spark's names (percent-encoded, s3 or s3a) and the table's (decoded) of one file agree.
+    assert table_path("s3a://bkt/t/a%20b.parquet") == table_path("s3://bkt/t/a%20b.parquet") == "s3://bkt/t/a b.parquet"
+    assert table_location("s3://bkt/t/a b.parquet") == table_location("s3a://bkt/t/a b.parquet") == "s3://bkt/t/a b.parquet"
+    assert table_path("s3://bkt/t/a%2520b.parquet") == table_location("s3://bkt/t/a%20b.parquet")  # a literal %
+    assert table_path("file:///tmp/x/../a%2520b.parquet") == table_location("/tmp/a%20b.parquet") == "/tmp/a%20b.parquet"
 
 
 def test_spark_write_python_read_and_back(s3_spark, s3_server):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["local_path", "spark_file_name", "table_path"]
+__all__ = ["local_path", "spark_file_name", "table_location", "table_path"]
 
 #: Hadoop's spellings of a store -> the scheme varlake names it by (``io.locations``).
 _SAME_STORE = {"s3a": "s3", "s3n": "s3", "s3": "s3", "gs": "gs"}
@@ -32,9 +32,9 @@ def local_path(uri: str) -> str:
 
 
 def table_path(uri: str) -> str:
-    """A file Spark names ``uri`` (listing or row), or the table names, spelled as the table
-    names it: a normalised local path, or ``s3://bucket/key`` decoded (``s3a://`` is
-    ``s3://``). Two names of one file give the same answer."""
+    """A file Spark names ``uri`` (a listing's or a row's URI, percent-encoded) spelled as the
+    table names it (``table_location``): a normalised local path, or ``s3://bucket/key``
+    decoded (``s3a://`` is ``s3://``)."""
     parts = urlsplit(uri)
     if parts.scheme in ("", "file"):
         return local_path(uri)
@@ -43,3 +43,13 @@ def table_path(uri: str) -> str:
         return uri
     key = unquote(parts.path).lstrip("/")
     return f"{scheme}://{parts.netloc}/{key}"
+
+
+def table_location(location: str) -> str:
+    """A file as the table names it (``Table.open_file``: decoded, never percent-encoded) in
+    the form ``table_path`` gives Spark's names: local paths normalised, ``s3a://`` as ``s3://``."""
+    scheme, sep, rest = location.partition("://")
+    if not sep:
+        return os.path.normpath(location)
+    same = _SAME_STORE.get(scheme.lower())
+    return f"{same}://{rest}" if same is not None else location

@@ -42,7 +42,7 @@ import numpy as np
 from varlake.errors import TableError
 from varlake.semantics.types import backquote
 from varlake.spark.types import holds_variant
-from varlake.spark.uris import spark_file_name, table_path
+from varlake.spark.uris import spark_file_name, table_location, table_path
 from varlake.spark.reading.planner import TablePlan
 from varlake.table import Table
 
@@ -349,7 +349,7 @@ def deleted_rows_by_name(relation: Any, table: Table, tasks: Sequence[Any]) -> l
     out = []
     for task in tasks:
         location = table.open_file(task.relative_path)
-        name = spelled.get(table_path(location))
+        name = spelled.get(table_location(location))
         if name is None:
             raise TableError(
                 f"{table.path}: data file {task.relative_path!r}: Spark lists {location!r} under no name varlake recognises"
