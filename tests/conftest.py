@@ -32,6 +32,42 @@ def golden_tables(testdata: Path) -> Path:
     return golden
 
 
+def _s3a_static_conf() -> dict[str, str]:
+    """The S3A connector's static confs (jars, ``s3://`` = S3A, the magic committer) for the
+    shared session, when MinIO and the connector are both there (the object-store Spark
+    tests then run on this one session; ``s3_spark`` adds the server's endpoint and keys)."""
+    from s3_server import minio_binary
+
+    from varlake.spark.session.object_store import S3AConnectorMissingError, s3a_conf
+
+    if minio_binary() is None:
+        return {}
+    try:
+        conf = s3a_conf({}, env={})
+    except S3AConnectorMissingError:
+        return {}
+    return {k: v for k, v in conf.items() if "fs.s3a.endpoint" not in k and "access.key" not in k}
+
+
+@pytest.fixture(scope="session")
+def s3_spark(spark, s3_server):
+    """The shared session reaching the test MinIO through S3A (its endpoint and keys set on the
+    running session's Hadoop configuration, as ``object_store.s3a_conf`` would at start)."""
+    from varlake.io.store_settings import StoreSettings
+    from varlake.spark.session.object_store import S3AConnectorMissingError, s3a_jars
+
+    try:
+        s3a_jars()
+    except S3AConnectorMissingError as exc:
+        if os.environ.get("VARLAKE_REQUIRE_S3"):
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    for key, value in StoreSettings("s3", s3_server.options(), {}).s3a_properties().items():
+        hadoop.set(key, value)
+    return spark
+
+
 @pytest.fixture(scope="session")
 def spark():
     """A local SparkSession shared by every test (UTC, small shuffles, no UI)."""
@@ -50,8 +86,10 @@ def spark():
         # Where ``connect_spark`` serves Spark Connect from this JVM: an ephemeral loopback port.
         .config("spark.connect.grpc.binding.address", "127.0.0.1")
         .config("spark.connect.grpc.binding.port", "0")
-        .getOrCreate()
     )
+    for key, value in _s3a_static_conf().items():
+        session = session.config(key, value)
+    session = session.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

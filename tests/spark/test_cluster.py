@@ -142,3 +142,68 @@ def test_cli_on_spark_connect_server(standalone: StandaloneCluster, inputs: Path
     results = run_cli(_flow(inputs, tmp_path, _spark_args("--remote", standalone.connect_url, {})), tmp_path / "run")
     assert _answers(results, tmp_path) == local_answers
     _check_ran_on_executors(standalone.connect_events, standalone)
+
+
+# One driver on the cluster, in a child process (this process runs a local session), with
+# the table only in S3: neither the driver's nor the executors' directories hold any of it.
+_S3_FLOW = """
+import json, sys
+from varlake import spark as vs
+from varlake.spark.session.endpoints import wait_for_executors
+from varlake.table import Table
+
+cfg = json.load(open(sys.argv[1]))
+uri, opts = cfg["uri"], cfg["options"]
+spark = vs.local_session(cfg["master"], cfg["conf"], storage_options=opts)
+wait_for_executors(spark, cfg["master"], 120)
+df = spark.range(0, 200, numPartitions=4).selectExpr("id", "CAST(id % 5 AS STRING) AS k")
+written = vs.write(df, uri, storage_options=opts)
+groups = vs.sql(spark, "SELECT k, count(*) AS n FROM {t} GROUP BY k ORDER BY k", t="s3a://" + uri[len("s3://"):],
+                storage_options=opts).collect()
+deleted = vs.delete(spark, uri, "id < 50", storage_options=opts)
+table = Table(uri, storage_options=opts)
+json.dump({
+    "files": written.num_files,
+    "groups": [[r["k"], r["n"]] for r in groups],
+    "deleted": deleted.num_affected_rows,
+    "rows": table.scan().to_arrow().num_rows,
+    "committer": spark.conf.get("spark.sql.sources.commitProtocolClass"),
+}, open(sys.argv[2], "w"))
+spark.stop()
+"""
+
+
+def test_spark_on_standalone_master_with_table_in_s3(standalone: StandaloneCluster, s3_server, tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from varlake.spark.session.object_store import S3AConnectorMissingError, s3a_jars
+
+    try:
+        s3a_jars()
+    except S3AConnectorMissingError as exc:
+        pytest.skip(str(exc))
+    events_dir, driver_dir = tmp_path / "events", tmp_path / "driver"
+    driver_dir.mkdir()
+    uri = s3_server.uri("cluster")
+    conf = {**app_conf(), **event_log_conf(events_dir), "spark.sql.shuffle.partitions": "2",
+            "spark.driver.extraJavaOptions": QUICK_JVM, "spark.pyspark.python": sys.executable}
+    spec, answer = driver_dir / "spec.json", driver_dir / "answer.json"
+    spec.write_text(json.dumps({"uri": uri, "options": s3_server.options(), "master": standalone.url, "conf": conf}))
+    standalone.wait()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_", "AWS_"))}
+    done = subprocess.run([sys.executable, "-c", _S3_FLOW, str(spec), str(answer)], cwd=driver_dir, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(answer.read_text())
+    assert got["groups"] == [[str(k), 40] for k in range(5)]
+    assert (got["deleted"], got["rows"]) == (50, 150)
+    assert got["committer"] == "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol"
+    bucket, _, prefix = uri[len("s3://"):].partition("/")
+    keys = [o.object_name for o in s3_server.client().list_objects(bucket, prefix=prefix + "/", recursive=True)]
+    assert keys and not any("_temporary" in k or "__magic" in k or k.endswith(".pending") for k in keys), keys
+    # Nothing of the table on any local disk: not beside the driver, not in the executors' work dirs.
+    local = [p for p in [*driver_dir.rglob("*.parquet"), *standalone.root.rglob("*.parquet")]]
+    assert local == []
+    events = read_event_logs(events_dir)
+    assert events.tasks > 0 and events.failed_tasks == 0 and events.task_executors <= {"0", "1"} and events.task_executors

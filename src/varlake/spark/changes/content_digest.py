@@ -63,7 +63,7 @@ class _Reader:
         if self._table is None:
             self._table = Table(self.root, storage=self.storage)
         plan = ScanPlan(self.version, self.schema, self.partition_columns, None, (task,), column_mapping=self.mapping)
-        return read_tasks(plan, self._table.open_file, None, None, self._table.deleted_rows)
+        return read_tasks(plan, self._table.read_source, None, None, self._table.deleted_rows)
 
 
 def _signed(values: Sequence[int]) -> list[int]:

@@ -56,6 +56,7 @@ from varlake.expr.types import TypeFamily, family_of
 from varlake.semantics.types import backquote
 from varlake.spark.changes.row_ids import FILE_COLUMN, ROW_COLUMN, TargetFrame, file_rows, plan_candidates, target_frame
 from varlake.spark.session.local import spark_error_summary
+from varlake.spark.session.object_store import open_table
 from varlake.spark.reading.placeholders import substitute, view_name
 from varlake.spark.types import to_delta_schema, to_spark_type
 from varlake.table import Table
@@ -222,21 +223,28 @@ def _unaliased(where: str | None, alias: str | None) -> str | Predicate | None:
         return None
 
 
-def delete(spark: Any, path: Any, where: str | None = None, *, retries: int = 0, target_alias: str | None = None) -> RowChangeResult:
+def delete(
+    spark: Any, path: Any, where: str | None = None, *, retries: int = 0, target_alias: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> RowChangeResult:
     """DELETE the rows ``where`` (Spark SQL; every row when None) matches, Spark finding them
-    (module doc); one commit. ``retries`` re-plans after a conflict with a concurrent change."""
-    return retry_change(lambda: _change(spark, path, "DELETE", where, None, target_alias), retries)
+    (module doc); one commit. ``retries`` re-plans after a conflict with a concurrent change.
+    ``path`` may be an object-store URI reached with ``storage_options``."""
+    table = open_table(spark, path, storage_options)
+    return retry_change(lambda: _change(spark, table, "DELETE", where, None, target_alias), retries)
 
 
 def update(
-    spark: Any, path: Any, set: Mapping[str, str], where: str | None = None, *, retries: int = 0, target_alias: str | None = None
+    spark: Any, path: Any, set: Mapping[str, str], where: str | None = None, *, retries: int = 0, target_alias: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> RowChangeResult:
     """UPDATE the rows ``where`` matches with ``set`` (column -> Spark SQL expression of the
     old row, e.g. ``{"v": "variant_set(v, '$.a', 5)"}``); Spark writes the new rows in the
     table's layout; one commit."""
     if not isinstance(set, Mapping) or not set:
         raise ExpressionParseError(f"UPDATE set must map column names to SQL expressions, got {set!r}")
-    return retry_change(lambda: _change(spark, path, "UPDATE", where, set, target_alias), retries)
+    table = open_table(spark, path, storage_options)
+    return retry_change(lambda: _change(spark, table, "UPDATE", where, set, target_alias), retries)
 
 
 # --- MERGE ---------------------------------------------------------------------------------------------
@@ -276,12 +284,16 @@ class SparkMergeBuilder(_PythonMergeBuilder):
         return retry_change(lambda: _run_merge(self), self.retries)
 
 
-def merge(spark: Any, path: Any, source_df: Any, on: str, source_alias: str = "s", target_alias: str = "t", *, retries: int = 0) -> SparkMergeBuilder:
+def merge(
+    spark: Any, path: Any, source_df: Any, on: str, source_alias: str = "s", target_alias: str = "t", *, retries: int = 0,
+    storage_options: Mapping[str, str] | None = None,
+) -> SparkMergeBuilder:
     """A MERGE of the DataFrame ``source_df`` into the table at ``path`` on ``on`` (Spark
     SQL, ``"t.id = s.id"``): add ``when_*`` clauses, then ``.execute()``."""
     if not (hasattr(source_df, "schema") and hasattr(source_df, "withColumn")):
         raise TableError(f"a Spark MERGE source must be a Spark DataFrame, got {type(source_df).__name__}")
-    return SparkMergeBuilder(spark, path, source_df, on, source_alias, target_alias, retries=retries)
+    table = open_table(spark, path, storage_options)
+    return SparkMergeBuilder(spark, table, source_df, on, source_alias, target_alias, retries=retries)
 
 
 def _merge_pruning(b: SparkMergeBuilder, snapshot: Any) -> Any:
@@ -552,17 +564,21 @@ def _when(builder: SparkMergeBuilder, when: Any) -> SparkMergeBuilder:
     return builder.when_not_matched_insert({_sql(n): _sql(v) for n, v in zip(names.expressions, values.expressions)}, cond)
 
 
-def sql(spark: Any, query: str, /, *, versions: Mapping[str, int] | None = None, **tables: Any) -> Any:
+def sql(
+    spark: Any, query: str, /, *, versions: Mapping[str, int] | None = None, storage_options: Mapping[str, str] | None = None,
+    **tables: Any,
+) -> Any:
     """``spark.reader.sql``, plus ``DELETE FROM {t} ...``, ``UPDATE {t} SET ...`` and ``MERGE
     INTO {t} ...`` (run with Spark, one commit), which return a one-row DataFrame of counts
     (``num_affected_rows``; MERGE also ``num_updated_rows``, ``num_deleted_rows``,
-    ``num_inserted_rows``)."""
+    ``num_inserted_rows``). Tables may be object-store URIs reached with ``storage_options``."""
     from varlake.spark.reading.reader import sql as read_sql
 
     if isinstance(query, str) and _DML.match(query):
         if versions:
             raise TableError("DELETE, UPDATE and MERGE change the latest version; versions= does not apply")
-        result, operation = run_statement(spark, query, {k: v for k, v in tables.items()})
+        opened = {k: open_table(spark, v, storage_options) for k, v in tables.items()}
+        result, operation = run_statement(spark, query, opened)
         return _counts_frame(spark, result, operation)
-    return read_sql(spark, query, versions=versions, **tables)
+    return read_sql(spark, query, versions=versions, storage_options=storage_options, **tables)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import reduce
 from typing import Any
 
@@ -38,6 +38,7 @@ from varlake.semantics.types import backquote
 from varlake.spark.changes.content_digest import RewriteSides, check_rewrite
 from varlake.spark.changes.row_ids import FILE_COLUMN, ROW_COLUMN, target_frame
 from varlake.spark.session.local import spark_error_summary
+from varlake.spark.session.object_store import open_table
 from varlake.spark.changes.zorder import zordered
 from varlake.table import Table
 from varlake.write.maintenance.optimize import (
@@ -111,12 +112,14 @@ def optimize(
     target_file_size: Any = None,
     *,
     dry_run: bool = False,
+    storage_options: Mapping[str, str] | None = None,
 ) -> OptimizeResult:
-    """OPTIMIZE the table at ``path`` with Spark (see the module doc); an ``OptimizeResult``."""
+    """OPTIMIZE the table at ``path`` (a local path or an object-store URI reached with
+    ``storage_options``) with Spark (see the module doc); an ``OptimizeResult``."""
     from varlake.spark.writing.writer import stage_write
 
     started = time.perf_counter()
-    table = path if isinstance(path, Table) else Table(os.fspath(path))
+    table = open_table(spark, path if isinstance(path, Table) else os.fspath(path), storage_options)
     plan = plan_optimize(table, where, target_file_size, cluster_by, default_target=SPARK_TARGET_FILE_SIZE)
     if dry_run or not plan.bins:
         staged = StagedOptimize(plan, (), sum(b.num_rows or 0 for b in plan.bins), started, engine="spark")

@@ -154,7 +154,7 @@ def file_rows(target: TargetFrame, name: str, positions: Sequence[int]) -> FileR
     task = target.tasks[name]
     n = task.physical_records
     if n is None:
-        n = pq.ParquetFile(target.table.open_file(task.relative_path)).metadata.num_rows
+        n = pq.ParquetFile(target.table.read_source(task.relative_path)).metadata.num_rows
     where = f"{target.table.path}: data file {task.relative_path!r}"
     if task.deletion_vector is not None:
         deleted = np.asarray(target.table.deleted_rows(task), dtype=np.uint64)

@@ -33,7 +33,6 @@ per file crossed that at some tens of files, and each row then cost ~1.2 us of C
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +42,7 @@ import numpy as np
 from varlake.errors import TableError
 from varlake.semantics.types import backquote
 from varlake.spark.types import holds_variant
-from varlake.spark.uris import local_path, spark_file_name
+from varlake.spark.uris import spark_file_name, table_location, table_path
 from varlake.spark.reading.planner import TablePlan
 from varlake.table import Table
 
@@ -346,11 +345,11 @@ def deleted_rows_by_name(relation: Any, table: Table, tasks: Sequence[Any]) -> l
     """Each task's deleted rows (empty without a deletion vector) under the name Spark's
     ``_metadata.file_path`` gives its file in ``relation`` (its own file index,
     ``inputFiles``); a file listed under no name varlake recognises raises."""
-    spelled = {local_path(uri): spark_file_name(uri) for uri in relation.inputFiles()}
+    spelled = {table_path(uri): spark_file_name(uri) for uri in relation.inputFiles()}
     out = []
     for task in tasks:
         location = table.open_file(task.relative_path)
-        name = spelled.get(os.path.normpath(location))
+        name = spelled.get(table_location(location))
         if name is None:
             raise TableError(
                 f"{table.path}: data file {task.relative_path!r}: Spark lists {location!r} under no name varlake recognises"

@@ -21,6 +21,7 @@ from varlake.spark.reading.frames import all_shredded
 from varlake.spark.reading.prepare import PreparedQuery, TableSource, prepare
 from varlake.spark.reading.reader import read_query
 from varlake.spark.session.local import is_classic
+from varlake.spark.session.object_store import open_table
 
 __all__ = ["Explanation", "executed_scans", "explain"]
 
@@ -128,20 +129,24 @@ def explain(
     *,
     versions: Mapping[str, int] | None = None,
     show: bool = True,
+    storage_options: Mapping[str, str] | None = None,
     **tables: TableSource,
 ) -> Explanation:
     """Explain ``sql(spark, source, **tables)``, or, without tables, ``read(spark, source, columns, where, version)``.
 
-    Prints the explanation unless ``show=False``; returns it either way.
+    Prints the explanation unless ``show=False``; returns it either way. Tables may be
+    object-store URIs reached with ``storage_options``.
     """
     if tables:
         if not isinstance(source, str):
             raise TypeError("with tables given, the second argument must be the SQL text")
-        prepared = prepare(spark, source, tables, versions)
+        opened = {name: open_table(spark, t, storage_options) for name, t in tables.items()}
+        prepared = prepare(spark, source, opened, versions)
     else:
         if isinstance(source, str) and "{" in source:
             raise TableError("the query names {tables}: pass each table as a keyword argument")
-        prepared = prepare(spark, read_query(columns, where), {"table": source}, {"table": version} if version is not None else None)
+        table = open_table(spark, source, storage_options)
+        prepared = prepare(spark, read_query(columns, where), {"table": table}, {"table": version} if version is not None else None)
     explanation = Explanation(prepared)
     if show:
         print(explanation)

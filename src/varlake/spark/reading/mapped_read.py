@@ -54,7 +54,7 @@ def mapped_reads(plan: TablePlan, tasks: Sequence[Any]) -> list[tuple[list[Any],
     physical, other = [], []
     for task in tasks:
         where = f"{plan.table.path}: data file {task.relative_path!r}"
-        if _id_layout(mapping, plan.table.open_file(task.relative_path), where):
+        if _id_layout(mapping, plan.table.open_file(task.relative_path), where, lambda t=task: plan.table.read_source(t.relative_path)):
             physical.append(task)
         else:
             other.append(task)
@@ -72,7 +72,7 @@ def mapped_reads(plan: TablePlan, tasks: Sequence[Any]) -> list[tuple[list[Any],
 _ID_LAYOUTS: "weakref.WeakKeyDictionary[Any, dict[str, bool]]" = weakref.WeakKeyDictionary()
 
 
-def _id_layout(mapping: Any, location: str, where: str) -> bool:
+def _id_layout(mapping: Any, location: str, where: str, opener: Any = None) -> bool:
     """Whether an id-mode file holds every field id under its physical name
     (``ColumnMapping.check_physical_layout``), once per mapping and file (files never
     change); ``ColumnMappingError`` for a file without field ids, or one that uses the
@@ -86,7 +86,7 @@ def _id_layout(mapping: Any, location: str, where: str) -> bool:
     if location in checked:
         return checked[location]
     try:
-        schema = pq.read_schema(location)
+        schema = pq.read_schema(location if opener is None else opener())  # opener: the file on its storage
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
         raise TableError(f"{where}: cannot read the Parquet footer ({exc})") from None
     if len(schema) and not any(f.metadata and PARQUET_FIELD_ID in f.metadata for f in schema):

@@ -54,6 +54,7 @@ from varlake.spark.reading.prepare import PreparedQuery, TableSource, prepare, s
 from varlake.spark.reading.rewrite import retarget
 from varlake.spark.reading.shared_views import SHARED_READS, clone_session
 from varlake.spark.session.local import is_classic
+from varlake.spark.session.object_store import open_table
 from varlake.spark.session.quiet import handled_errors_unlogged
 
 __all__ = ["read", "read_query", "run", "sql"]
@@ -129,16 +130,26 @@ def _names_worker() -> ThreadPoolExecutor:
 # --- the public entry points --------------------------------------------------------------------------------
 
 
-def sql(spark: Any, query: str, /, *, versions: Mapping[str, int] | None = None, **tables: TableSource) -> Any:
+def sql(
+    spark: Any,
+    query: str,
+    /,
+    *,
+    versions: Mapping[str, int] | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    **tables: TableSource,
+) -> Any:
     """Run Spark SQL over varlake tables named as ``{name}`` placeholders.
 
     ``sql(spark, "SELECT v:a::int, count(*) FROM {events} GROUP BY 1", events="/data/events")``.
     Tables are paths or ``Table`` objects; ``versions`` pins a table to a version. Variant
     columns are Spark ``VariantType``; the result equals Spark's evaluation of the query
     over all of the tables' files, but files are skipped by statistics and perfectly
-    shredded paths are read as plain Parquet columns.
+    shredded paths are read as plain Parquet columns. A path may be an object-store URI
+    (``t="s3://bkt/t"``; ``s3a://`` the same) reached with ``storage_options``.
     """
-    return run(spark, prepare(spark, query, tables, versions))
+    opened = {name: open_table(spark, source, storage_options) for name, source in tables.items()}
+    return run(spark, prepare(spark, query, opened, versions))
 
 
 def read(
@@ -147,11 +158,15 @@ def read(
     columns: Sequence[str] | None = None,
     where: str | None = None,
     version: int | None = None,
+    *,
+    storage_options: Mapping[str, str] | None = None,
 ) -> Any:
     """A DataFrame of a table: ``columns`` are SQL expressions (``"id"``, ``"v:a.b::int AS b"``),
-    ``where`` a SQL condition; Variant columns surface as ``VariantType``."""
+    ``where`` a SQL condition; Variant columns surface as ``VariantType``. ``path`` may be an
+    object-store URI reached with ``storage_options``."""
     query = read_query(columns, where)
-    return sql(spark, query, versions={"table": version} if version is not None else None, table=path)
+    versions = {"table": version} if version is not None else None
+    return sql(spark, query, versions=versions, storage_options=storage_options, table=path)
 
 
 def read_query(columns: Sequence[str] | str | None, where: str | None) -> str:

@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from varlake.spark.session.kind import is_classic  # noqa: F401 -- re-exported: callers import it from here
+
 # Parquet page checksums (CRC32) in every Spark job varlake runs, as io.parquet_write and
 # io.parquet_read do for pyarrow: a corrupted page fails the read with Spark's
 # FAILED_READ_FILE naming the file, never reads as other values. Passed as data source
@@ -36,15 +38,36 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 
-def local_session(master: str = "local[*]", conf: Mapping[str, str] | None = None, app_name: str = "varlake") -> Any:
+def local_session(
+    master: str = "local[*]",
+    conf: Mapping[str, str] | None = None,
+    app_name: str = "varlake",
+    storage_options: Mapping[str, str] | None = None,
+) -> Any:
     """A SparkSession on ``master`` with varlake's defaults, overridden by ``conf``.
 
-    Static confs (driver memory, UI) only take effect when this call starts the JVM.
+    With ``storage_options``, or ``AWS_*`` credentials or an endpoint in the environment,
+    the session reaches S3 through Hadoop's S3A connector with the same settings varlake's
+    Python side uses (``session.object_store.s3a_conf``: jars from ``make tools``,
+    ``s3://`` = ``s3a://``, the magic committer): the driver and its executors then agree.
+    ``conf`` still overrides any of it. Static confs (driver memory, UI, jars) only take
+    effect when this call starts the JVM.
     """
     from pyspark.sql import SparkSession
 
+    from varlake.spark.session.object_store import S3AConnectorMissingError, object_store_requested, s3a_conf
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    settings = {**DEFAULT_CONF, **dict(conf or {})}
+    store: dict[str, str] = {}
+    if object_store_requested(storage_options):
+        try:
+            store = s3a_conf(storage_options, master=master)
+        except S3AConnectorMissingError:
+            if storage_options:
+                raise
+            # S3 settings in the environment only: local tables still work without the connector
+            # (an s3:// table then fails naming ``make tools``, see ``object_store.check_s3a``).
+    settings = {**DEFAULT_CONF, **store, **dict(conf or {})}
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -107,20 +130,6 @@ def connect_session(remote: str, conf: Mapping[str, str] | None = None, app_name
         except Exception:  # a static conf the server fixed at start  # noqa: BLE001
             continue
     return session
-
-
-def is_classic(spark: Any) -> bool:
-    """True for a classic (JVM, Py4J) SparkSession; False for a Spark Connect one.
-
-    The one capability check: classic-only shortcuts (``_jvm``, ``sparkContext``) sit
-    behind it, each with an equivalent path that works on Connect.
-    """
-    if type(spark).__module__.startswith("pyspark.sql.connect"):
-        return False
-    try:
-        return spark._jsparkSession is not None
-    except Exception:  # Connect sessions raise on JVM attributes  # noqa: BLE001
-        return False
 
 
 def parse_conf(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:

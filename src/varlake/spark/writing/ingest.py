@@ -243,6 +243,7 @@ def ingest_json(
     sample_rows: int = SAMPLE_ROWS,
     progress: Progress | None = None,
     incremental: bool = True,
+    storage_options: Mapping[str, str] | None = None,
 ) -> IngestResult:
     """Ingest JSON Lines files (``multiline=True``: one JSON value per file) into ``table``.
 
@@ -256,6 +257,8 @@ def ingest_json(
     since (other size or mtime) is not ingested again (``IngestResult.changed_files``).
     ``mode="overwrite"`` takes every input file again and records only those.
     ``incremental=False`` reads every input file and records nothing.
+    ``table`` (and ``quarantine``) may be object-store URIs (``s3://bkt/t``) reached with
+    ``storage_options``; the inputs are local files.
     """
     started = time.perf_counter()
     say = progress or (lambda _msg: None)
@@ -266,9 +269,12 @@ def ingest_json(
     if missing:
         raise IngestError(f"partition columns {missing} must be extracted columns (--column NAME=SPEC)")
     files = resolve_inputs(input)
-    target_path = os.path.abspath(os.fspath(table))
-    quarantine_path = os.path.abspath(os.fspath(quarantine)) if quarantine else quarantine_path_for(target_path)
-    options = IngestOptions(target_path, quarantine_path, columns, tuple(partition_by), shredding, doc_column, multiline, mode, sample_rows)
+    target_path = table_root(table, storage_options)
+    quarantine_path = table_root(quarantine, storage_options) if quarantine else quarantine_path_for(target_path)
+    options = IngestOptions(
+        target_path, quarantine_path, columns, tuple(partition_by), shredding, doc_column, multiline, mode, sample_rows,
+        dict(storage_options or {}),
+    )
     if not incremental:
         ingest_id = str(uuid.uuid4())
         staged = _stage_files(spark, files, options, ingest_id, say)
@@ -277,10 +283,10 @@ def ingest_json(
 
     sources = [os.fspath(i) for i in ([input] if isinstance(input, (str, os.PathLike)) else list(input))]
     app_id = ingest_app_id(sources, target_path)
-    record = IngestRecord.from_snapshot(latest_snapshot(target_path), app_id, sources)
+    record = IngestRecord.from_snapshot(latest_snapshot(target_path, storage_options), app_id, sources)
     recovered = None
     if record.quarantine is not None:  # a killed run's table commit stands; finish its quarantine
-        recovered = complete_quarantine(record)
+        recovered = complete_quarantine(record, storage_options)
         if recovered is not None:
             say(f"committed the quarantine of batch {record.batch}, left by an interrupted run")
     candidates = source_files(files)
@@ -317,7 +323,7 @@ def ingest_json(
         note = f"a concurrent run of this ingest committed batch {after.batch} first; nothing was committed"
         return replace(result, note=note, read=0, written=0, quarantined=0, quarantine=None, reasons={}, batch=record.batch)
     try:  # after the commit point: a failure is reported, and the next run completes it
-        q_version = complete_quarantine(after)
+        q_version = complete_quarantine(after, storage_options)
     except (VarlakeError, OSError) as exc:
         note = f"{note + '; ' if note else ''}the quarantine commit is pending ({exc}); the next ingest completes it"
     return replace(
@@ -339,6 +345,7 @@ class IngestOptions:
     multiline: bool
     mode: str
     sample_rows: int
+    storage_options: Mapping[str, str] = field(default_factory=dict)  # both tables' (object stores)
 
 
 @dataclass(frozen=True)
@@ -351,16 +358,22 @@ class StagedIngest:
     input_bytes: int
 
 
-def latest_snapshot(path: str) -> Any:
+def table_root(path: str | os.PathLike[str], storage_options: Mapping[str, str] | None = None) -> str:
+    """The root of the table at ``path`` as varlake names it: an absolute local path, or the
+    canonical URI of an object store (``s3a://`` written ``s3://``)."""
+    return locate(path, storage_options=storage_options).root
+
+
+def latest_snapshot(path: str, storage_options: Mapping[str, str] | None = None) -> Any:
     """The latest snapshot of the table at ``path``, None when there is no table yet."""
-    return locate(path).latest_snapshot()
+    return locate(path, storage_options=storage_options).latest_snapshot()
 
 
-def complete_quarantine(record: IngestRecord) -> int | None:
+def complete_quarantine(record: IngestRecord, storage_options: Mapping[str, str] | None = None) -> int | None:
     """Commit the quarantine files ``record`` holds, once, into the quarantine table on its
     storage (``varlake.table.locate``; see ``write.staging.ingest_log.complete_quarantine``)."""
     q = record.quarantine
-    return commit_quarantine(record, locate(q.root).storage) if q is not None else None
+    return commit_quarantine(record, locate(q.root, storage_options=storage_options).storage) if q is not None else None
 
 
 def _stage_files(spark: Any, files: Sequence[str], options: IngestOptions, ingest_id: str, say: Progress) -> StagedIngest:
@@ -389,7 +402,7 @@ def stage_lines(
     from pyspark.sql import functions as F
 
     target_path, quarantine_path = options.target, options.quarantine
-    target_existed = os.path.exists(target_path)
+    target_existed = os.path.exists(target_path) if "://" not in target_path else True  # objects: nothing to tidy
     observation = Observation(f"varlake_ingest_{uuid.uuid4().hex}")
     parsed = text.select(F.col("_file"), _parsed_doc().alias("_doc"))
     observed = parsed.observe(
@@ -401,7 +414,8 @@ def stage_lines(
     good = observed.where(F.col("_doc").isNotNull()).select(*_target_columns(options.doc_column, options.columns))
     try:
         staged = stage_write(
-            good, target_path, options.mode, options.partition_by, options.shredding, sample=sample, sample_rows=options.sample_rows
+            good, target_path, options.mode, options.partition_by, options.shredding, sample=sample, sample_rows=options.sample_rows,
+            storage_options=options.storage_options or None,
         )
     except VarlakeError as exc:
         if not target_existed:
@@ -419,7 +433,10 @@ def stage_lines(
         blocks = lines.groupBy("_file", "_block").agg(F.count(F.lit(1)).alias("n"), F.min("_rid").alias("first")).collect()
         if sum(b["n"] for b in blocks) > read:
             raise IngestError(f"ingest {ingest_id}: the files with bad lines grew while ingesting; nothing was committed")
-        staged_q = stage_write(_quarantine_rows(spark, lines, blocks, ingest_id), quarantine_path, "append", (), "off")
+        staged_q = stage_write(
+            _quarantine_rows(spark, lines, blocks, ingest_id), quarantine_path, "append", (), "off",
+            storage_options=options.storage_options or None,
+        )
 
     quarantined = staged_q.num_rows if staged_q is not None else 0
     if read != staged.num_rows + quarantined or quarantined != bad_total:
@@ -570,7 +587,9 @@ def _reason_counts(staged: StagedWrite) -> dict[str, int]:
 
     counts: dict[str, int] = {}
     for add in staged.adds:
-        column = pq.read_table(os.path.join(staged.path, unquote(add.path)), columns=["kind"]).column("kind")
+        source = locate(staged.path, staged.storage).storage.open_read(f"{staged.path}/{unquote(add.path)}")
+        with source:
+            column = pq.read_table(source, columns=["kind"]).column("kind")
         for row in pc.value_counts(column).to_pylist():
             counts[row["values"]] = counts.get(row["values"], 0) + row["counts"]
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -595,6 +614,7 @@ def _extracted_nulls(staged: StagedWrite, names: list[str]) -> dict[str, int | N
 
 
 def quarantine_path_for(table: str | os.PathLike[str]) -> str:
-    """Where the quarantine of ``table`` lives by default."""
-    return os.path.abspath(os.fspath(table)).rstrip("/") + QUARANTINE_SUFFIX
+    """Where the quarantine of ``table`` lives by default: beside it (``<table>_quarantine``)."""
+    text = os.fspath(table)
+    return (text if "://" in text else os.path.abspath(text)).rstrip("/") + QUARANTINE_SUFFIX
 

@@ -48,7 +48,10 @@ from varlake.spark.writing.ingest import (
     latest_snapshot,
     quarantine_path_for,
     stage_lines,
+    table_root,
 )
+from varlake.io.locations import is_object_store_uri, parse_uri
+from varlake.spark.session.object_store import reach
 from varlake.spark.uris import local_path
 from varlake.spark.writing.writer import commit_write, write
 from varlake.write import SAMPLE_ROWS
@@ -60,9 +63,12 @@ _PREFIX = "varlake-stream-"
 TRIGGERS = ("once", "available-now")
 
 
-def stream_id(checkpoint_location: str | os.PathLike[str]) -> str:
+def stream_id(checkpoint_location: str | os.PathLike[str], storage_options: Mapping[str, str] | None = None) -> str:
     """The stream id of ``checkpoint_location``: read from its ``varlake-stream-id`` file,
-    which is created (atomically, first writer wins) when missing."""
+    which is created (atomically, first writer wins) when missing. On an object store
+    (``s3://bkt/ck``, reached with ``storage_options``) the file is put if absent."""
+    if is_object_store_uri(os.fspath(checkpoint_location)):
+        return _object_stream_id(os.fspath(checkpoint_location), storage_options)
     root = _checkpoint_dir(checkpoint_location)
     target = os.path.join(root, STREAM_ID_FILE)
     existing = _read_id(target)
@@ -87,6 +93,19 @@ def stream_id(checkpoint_location: str | os.PathLike[str]) -> str:
     return found
 
 
+def _object_stream_id(location: str, storage_options: Mapping[str, str] | None) -> str:
+    from varlake.table import locate
+
+    where = locate(location, storage_options=storage_options)
+    target = f"{where.root}/{STREAM_ID_FILE}"
+    if not where.storage.exists(target):
+        where.storage.write_if_absent(target, (_PREFIX + uuid.uuid4().hex + "\n").encode("ascii"))  # first writer wins
+    text = where.storage.read(target).decode("ascii", errors="replace").strip()
+    if not text.startswith(_PREFIX) or len(text) != len(_PREFIX) + 32:
+        raise StreamError(f"{target}: not a varlake stream id: {text[:80]!r}")
+    return text
+
+
 def _read_id(path: str) -> str | None:
     try:
         with open(path, encoding="ascii") as f:
@@ -102,9 +121,11 @@ def _read_id(path: str) -> str | None:
 
 def _checkpoint_dir(location: str | os.PathLike[str]) -> str:
     text = os.fspath(location)
+    if is_object_store_uri(text):
+        return parse_uri(text).location  # the canonical URI (s3a:// written s3://): Spark's S3A reads both
     path = local_path(text)
     if "://" in path or not path:
-        raise StreamError(f"checkpoint location {text!r} must be a local directory")
+        raise StreamError(f"checkpoint location {text!r} must be a local directory or an object-store URI")
     return os.path.abspath(path)
 
 
@@ -128,6 +149,7 @@ def _trigger_kwargs(trigger: str | None) -> dict[str, Any] | None:
 class _Compaction:
     path: str
     every: int | None
+    storage_options: Mapping[str, str] = field(default_factory=dict)
 
     def after(self, batch_id: int) -> None:
         """Optimize after every ``every``-th batch; a failure is a warning (the batch stands)."""
@@ -136,7 +158,7 @@ class _Compaction:
         try:
             from varlake.table import Table
 
-            Table(self.path).optimize()
+            Table(self.path, storage_options=self.storage_options or None).optimize()
         except (VarlakeError, OSError) as exc:
             warnings.warn(f"{self.path}: auto-compaction after batch {batch_id} failed: {exc}", RuntimeWarning, stacklevel=2)
 
@@ -151,14 +173,16 @@ class _AppendBatch:
     shredding: str
     properties: Mapping[str, str] = field(default_factory=dict)
     compaction: _Compaction | None = None
+    storage_options: Mapping[str, str] = field(default_factory=dict)
 
     def __call__(self, batch_df: Any, batch_id: int) -> None:
-        done = latest_snapshot(self.path)
+        done = latest_snapshot(self.path, self.storage_options or None)
         if done is not None and (done.app_version(self.app_id) or -1) >= batch_id:
             return  # a re-run of a batch the table holds
         result = write(
             batch_df, self.path, "append", self.partition_by, self.shredding,
             app_id=self.app_id, app_version=int(batch_id), properties=dict(self.properties) or None,
+            storage_options=self.storage_options or None,
         )
         if result.version is not None and self.compaction is not None:
             self.compaction.after(int(batch_id))
@@ -175,6 +199,7 @@ def write_stream(
     query_name: str | None = None,
     properties: Mapping[str, str] | None = None,
     compact_every: int | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> Any:
     """Start appending the streaming DataFrame ``df`` to the table at ``path``, each
     micro-batch exactly once (see the module doc); returns the ``StreamingQuery``.
@@ -182,18 +207,20 @@ def write_stream(
     ``trigger``: None (continuous micro-batches), ``"once"``, ``"available-now"`` or an
     interval (``"10 seconds"``). ``shredding``/``partition_by``/``properties`` as for
     ``varlake.spark.write``. ``compact_every``: ``Table.optimize`` after every N-th batch.
+    ``path`` and ``checkpoint_location`` may be object-store URIs reached with ``storage_options``.
     """
     if not getattr(df, "isStreaming", False):
         raise StreamError("write_stream needs a streaming DataFrame (spark.readStream...); use varlake.spark.write for a batch one")
-    root = os.path.abspath(os.fspath(path))
+    root = table_root(path, storage_options)
     _trigger_kwargs(trigger)
     _check_compaction(compact_every)
-    sid = stream_id(checkpoint_location)
+    options = dict(storage_options or {})
+    sid = stream_id(checkpoint_location, storage_options)
     fn = _AppendBatch(
         root, sid, tuple(partition_by), shredding, dict(properties or {}),
-        _Compaction(root, compact_every) if compact_every else None,
+        _Compaction(root, compact_every, options) if compact_every else None, options,
     )
-    return _start(df, fn, checkpoint_location, trigger, query_name)
+    return _start(df, fn, checkpoint_location, trigger, query_name, storage_options)
 
 
 def _check_compaction(every: int | None) -> None:
@@ -201,8 +228,13 @@ def _check_compaction(every: int | None) -> None:
         raise StreamError(f"compact_every must be a positive number of batches, not {every!r}")
 
 
-def _start(df: Any, fn: Any, checkpoint_location: str | os.PathLike[str], trigger: str | None, name: str | None) -> Any:
-    writer = df.writeStream.foreachBatch(fn).option("checkpointLocation", _checkpoint_dir(checkpoint_location))
+def _start(
+    df: Any, fn: Any, checkpoint_location: str | os.PathLike[str], trigger: str | None, name: str | None,
+    storage_options: Mapping[str, str] | None = None,
+) -> Any:
+    checkpoint = _checkpoint_dir(checkpoint_location)
+    reach(df.sparkSession, checkpoint, storage_options)  # Spark writes the offsets and commits there
+    writer = df.writeStream.foreachBatch(fn).option("checkpointLocation", checkpoint)
     if name:
         writer = writer.queryName(name)
     kwargs = _trigger_kwargs(trigger)
@@ -225,7 +257,7 @@ class _IngestBatch:
 
     def __call__(self, batch_df: Any, batch_id: int) -> None:
         batch = int(batch_id)
-        done = latest_snapshot(self.options.target)
+        done = latest_snapshot(self.options.target, self.options.storage_options or None)
         if done is not None and (done.app_version(self.app_id) or -1) >= batch:
             return  # a re-run of a batch the table holds (and so the quarantine too)
         ingest_id = f"{self.app_id}/{batch}"
@@ -261,11 +293,13 @@ def ingest_stream(
     sample_rows: int = SAMPLE_ROWS,
     query_name: str | None = None,
     compact_every: int | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> Any:
     """Start ingesting the JSON Lines files that appear in ``source_dir`` into ``table``
     (bad lines into ``quarantine``, default ``<table>_quarantine``), each micro-batch
     exactly once; returns the ``StreamingQuery``. Arguments as for ``ingest_json``;
-    ``max_files_per_trigger`` bounds a micro-batch."""
+    ``max_files_per_trigger`` bounds a micro-batch. ``table``, ``quarantine`` and
+    ``checkpoint_location`` may be object-store URIs reached with ``storage_options``."""
     from pyspark.sql import functions as F
 
     source = os.path.abspath(local_path(os.fspath(source_dir)))
@@ -281,20 +315,27 @@ def ingest_stream(
         raise IngestError(f"max_files_per_trigger must be positive, not {max_files_per_trigger!r}")
     _check_compaction(compact_every)
     _trigger_kwargs(trigger)
-    target = os.path.abspath(os.fspath(table))
-    q_path = os.path.abspath(os.fspath(quarantine)) if quarantine else quarantine_path_for(target)
-    options = IngestOptions(target, q_path, columns, tuple(partition_by), shredding, doc_column, multiline, "append", sample_rows)
+    target = table_root(table, storage_options)
+    q_path = table_root(quarantine, storage_options) if quarantine else quarantine_path_for(target)
+    options = IngestOptions(
+        target, q_path, columns, tuple(partition_by), shredding, doc_column, multiline, "append", sample_rows,
+        dict(storage_options or {}),
+    )
     reader = spark.readStream.format("text")
     if multiline:
         reader = reader.option("wholetext", "true")
     if max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
     lines = reader.load(hadoop_path(source)).select(F.col("_metadata.file_path").alias("_file"), F.col("value"))
-    fn = _IngestBatch(options, stream_id(checkpoint_location), _Compaction(target, compact_every) if compact_every else None)
-    return _start(lines, fn, checkpoint_location, trigger, query_name)
+    compaction = _Compaction(target, compact_every, dict(storage_options or {})) if compact_every else None
+    fn = _IngestBatch(options, stream_id(checkpoint_location, storage_options), compaction)
+    return _start(lines, fn, checkpoint_location, trigger, query_name, storage_options)
 
 
-def run_to_end(query: Any, table: str | os.PathLike[str], checkpoint_location: str | os.PathLike[str]) -> dict[str, Any]:
+def run_to_end(
+    query: Any, table: str | os.PathLike[str], checkpoint_location: str | os.PathLike[str],
+    storage_options: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Wait for ``query`` to end (Ctrl-C stops it between batches' commits: each batch is
     committed once either way) and summarise it; a failed query raises ``StreamError``."""
     try:
@@ -305,15 +346,17 @@ def run_to_end(query: Any, table: str | os.PathLike[str], checkpoint_location: s
         raise StreamError(f"the stream into {os.fspath(table)} failed: {_first_line(exc)}") from None
     progress = [_progress_row(p) for p in (query.recentProgress or [])]
     batches = [p for p in progress if p[1]]
-    snapshot = latest_snapshot(os.path.abspath(os.fspath(table)))
+    root = table_root(table, storage_options)
+    snapshot = latest_snapshot(root, storage_options)
+    sid = stream_id(checkpoint_location, storage_options)
     return {
-        "table": os.path.abspath(os.fspath(table)),
-        "stream_id": stream_id(checkpoint_location),
+        "table": root,
+        "stream_id": sid,
         "checkpoint": _checkpoint_dir(checkpoint_location),
         "batches": len(batches),
         "rows_read": sum(p[1] for p in batches),
         "version": snapshot.version if snapshot is not None else None,
-        "last_batch": snapshot.app_version(stream_id(checkpoint_location)) if snapshot is not None else None,
+        "last_batch": snapshot.app_version(sid) if snapshot is not None else None,
     }
 
 

@@ -82,11 +82,12 @@ from typing import Any
 
 from varlake.delta.column_mapping import ColumnMapping, assign_column_mapping, requested_mode
 from varlake.delta.schema import StructType
-from varlake.errors import ConstraintViolationError, TableError, TableExistsError, UnsupportedFeatureError
+from varlake.errors import ConstraintViolationError, StorageError, TableError, TableExistsError, UnsupportedFeatureError
 from varlake.io.storage import Storage
 from varlake.semantics import partition_values
 from varlake.semantics.types import backquote
 from varlake.spark.session.local import PARQUET_WRITE_OPTIONS, spark_conf, spark_error_summary
+from varlake.spark.session.object_store import reach
 from varlake.table import locate
 from varlake.spark.types import nullable_schema, shredded_struct_json, to_delta_schema, to_spark_type
 from varlake.variant import Variant
@@ -171,6 +172,7 @@ def write(
     properties: Mapping[str, str] | None = None,
     sample: Any = None,
     sample_rows: int = SAMPLE_ROWS,
+    storage_options: Mapping[str, str] | None = None,
 ) -> WriteResult:
     """Write ``df`` into the table at ``path`` (created if missing) as one new version.
 
@@ -178,11 +180,13 @@ def write(
     ``shredding``: ``auto`` (infer/evolve the table's schema from a sample), ``off``, or
     a shredding schema as Spark DDL for every Variant column. ``properties`` are used
     when the table is created. ``sample`` (a DataFrame with the Variant columns) is
-    what ``auto`` infers from; default ``df.limit(sample_rows)``.
+    what ``auto`` infers from; default ``df.limit(sample_rows)``. ``path`` may be an
+    object-store URI (``s3://bkt/t``, ``s3a://`` the same) reached with the environment's
+    settings overridden by ``storage_options`` (see ``session.object_store``).
     """
     staged = stage_write(
         df, path, mode, partition_by, shredding, app_id=app_id, app_version=app_version,
-        properties=properties, sample=sample, sample_rows=sample_rows,
+        properties=properties, sample=sample, sample_rows=sample_rows, storage_options=storage_options,
     )
     return commit_write(staged, app_id=app_id, app_version=app_version)
 
@@ -203,6 +207,7 @@ def stage_write(
     sample: Any = None,
     sample_rows: int = SAMPLE_ROWS,
     storage: Storage | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> StagedWrite:
     """Run the Spark job that writes ``df``'s files and build their ``add`` actions, through
     the staging path every engine shares (``varlake.write.staging.stage``): Spark conforms,
@@ -210,8 +215,9 @@ def stage_write(
     started = time.perf_counter()
     if mode not in MODES:
         raise TableError(f"write mode must be one of {MODES}, not {mode!r}")
-    location = locate(path, storage)  # the table's storage, chosen by varlake.table
+    location = locate(path, storage, storage_options)  # the table's storage, chosen by varlake.table
     root, storage = location.root, location.storage
+    reach(df.sparkSession, root, storage_options)  # Spark's S3A sees the store varlake sees
     snapshot = location.latest_snapshot()
     if snapshot is not None and mode == "error":
         raise TableExistsError(f"a table already exists at {root!r} (mode='error')")
@@ -287,7 +293,7 @@ class _SparkFiles:
             found = _VIOLATION.search(str(exc.__cause__ or ""))
             if found is None:
                 raise
-            shutil.rmtree(target, ignore_errors=True)  # a fresh directory of this write only
+            _remove_fresh(self.storage, target)  # a fresh directory of this write only
             raise ConstraintViolationError(f"{root}: {found.group(1)}") from None
         directory = f"{root}/{self.write_dir}"
         written, side = _data_files(self.storage, directory)
@@ -506,11 +512,14 @@ def _run_spark_write(
         .option("compression", "zstd")
         .option("mapreduce.fileoutputcommitter.algorithm.version", "2")
         .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
-        # no hidden .crc side files: a failed job leaves only files vacuum can see
-        .option("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
-        .option("fs.file.impl.disable.cache", "true")
         .options(**PARQUET_WRITE_OPTIONS)
     )
+    if "://" not in target:
+        # no hidden .crc side files: a failed job leaves only files vacuum can see. Local
+        # tables only: S3A buffers uploads in local files through the checksummed file system.
+        writer = writer.option("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem").option(
+            "fs.file.impl.disable.cache", "true"
+        )
     if shredded:
         schema_json = df.schema.jsonValue()
         data = {**schema_json, "fields": [f for f in schema_json["fields"] if f["name"] not in partition_columns]}
@@ -531,6 +540,17 @@ def _first_line(exc: BaseException) -> str:
 
 
 # --- files -> add actions ------------------------------------------------------------------------------
+
+
+def _remove_fresh(storage: Storage, directory: str) -> None:
+    """Remove the files of a failed write's own fresh directory (and, locally, the folders)."""
+    try:
+        for info in storage.walk(directory):
+            storage.delete(info.path)
+    except (OSError, StorageError):
+        pass
+    if "://" not in directory:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _data_files(storage: Storage, directory: str) -> tuple[list[str], list[str]]:
