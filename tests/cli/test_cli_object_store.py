@@ -68,3 +68,24 @@ def test_settings_from_the_environment_and_errors_without_the_secret(s3_server, 
     assert unknown.exit_code == 1 and "unsupported storage scheme" in unknown.output
     malformed = _run("describe", uri, "--storage-option", "AWS_REGION")
     assert malformed.exit_code == 1 and "--storage-option" in malformed.output
+
+
+def test_ingest_and_query_an_s3_table_through_spark(s3_spark, s3_server, tmp_path, monkeypatch):
+    """``varlake ingest FILE s3://…`` and ``varlake query s3a://…`` with ``--storage-option``:
+    the Spark commands reach the table through S3A with the same settings."""
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "events.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "kind": "ab"[i % 2]}) + "\n" for i in range(20)) + "{broken\n")
+    uri = s3_server.uri()
+    options = [x for k, v in s3_server.options().items() for x in ("--storage-option", f"{k}={v}")]
+    ingested = _run("ingest", str(src), uri, *options, "-c", "kind=$.kind::string", "-f", "json")
+    assert ingested.exit_code == 0, ingested.output
+    summary = json.loads(ingested.stdout)
+    assert (summary["read"], summary["written"], summary["quarantined"]) == (21, 20, 1), summary
+    queried = _run("query", uri.replace("s3://", "s3a://"), "SELECT kind, count(*) AS n FROM {t} GROUP BY kind ORDER BY kind",
+                   *options, "--format", "json")
+    assert queried.exit_code == 0, queried.output
+    assert json.loads(queried.stdout) == [{"kind": "a", "n": 10}, {"kind": "b", "n": 10}]
+    assert Table(uri, storage_options=s3_server.options()).scan().to_arrow().num_rows == 20
+    assert s3_server.secret_key not in ingested.output + queried.output
+    assert [p.name for p in tmp_path.iterdir()] == ["events.jsonl"]

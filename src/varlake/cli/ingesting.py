@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import typer
 
-from varlake.cli.base import CONF, FORMAT, MASTER, REMOTE, VERBOSE, Format, app, errors, pairs
+from varlake.cli.base import CONF, FORMAT, MASTER, REMOTE, STORAGE_OPTION, VERBOSE, Format, app, errors, pairs, storage_options
 from varlake.cli.output import output_for
 from varlake.cli.session import progress, spark_session
 
@@ -33,6 +33,7 @@ def ingest(
     remote: Optional[str] = REMOTE,
     conf: list[str] = CONF,
     verbose: bool = VERBOSE,
+    storage_option: list[str] = STORAGE_OPTION,
     fmt: Format = FORMAT,
 ) -> None:
     """Ingest JSON into a table with a Variant column; bad lines go to a quarantine table.
@@ -47,23 +48,26 @@ def ingest(
             raise ValueError("give at least one INPUT and the TABLE path")
         *inputs, table = paths
         columns = pairs(column, "--column")
+        options = storage_options(storage_option)
         if stream:
             from varlake.spark.writing.stream import ingest_stream, run_to_end
 
             if len(inputs) != 1 or not checkpoint:
                 raise ValueError("--stream needs one INPUT directory and --checkpoint DIR")
-            spark = spark_session(master, conf, verbose, remote)
+            spark = spark_session(master, conf, verbose, remote, options)
             query = ingest_stream(
                 spark, inputs[0], table, checkpoint, columns, partition_by, shredding, quarantine, trigger=trigger,
                 doc_column=doc_column, multiline=multiline, max_files_per_trigger=max_files_per_trigger, compact_every=compact_every,
+                storage_options=options,
             )
-            out.document(run_to_end(query, table, checkpoint))
+            out.document(run_to_end(query, table, checkpoint, options))
             return
-        spark = spark_session(master, conf, verbose, remote)
+        spark = spark_session(master, conf, verbose, remote, options)
         with progress(spark) as phase:
             result = ingest_json(
                 spark, inputs, table, columns, partition_by, shredding, quarantine,
                 doc_column=doc_column, multiline=multiline, mode=mode, progress=phase, incremental=incremental,
+                storage_options=options,
             )
         out.document(ingest_summary(result))
         if not result.consistent:

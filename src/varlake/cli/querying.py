@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
@@ -9,30 +10,30 @@ from typing import Any, Optional
 import typer
 from rich.text import Text
 
-from varlake.cli.base import CONF, MASTER, REMOTE, VERBOSE, app, err, errors
+from varlake.cli.base import CONF, MASTER, REMOTE, STORAGE_OPTION, VERBOSE, app, err, errors, storage_options
 from varlake.cli.output import output_for
 from varlake.cli.session import progress, spark_session
 
 __all__ = ["QueryFormat", "explain_query", "query", "run_query"]
 
 
-def run_query(spark: Any, path: str, query: str) -> Any:
+def run_query(spark: Any, path: str, query: str, options: Mapping[str, str] | None = None) -> Any:
     """``query`` with ``{t}`` standing for the table at ``path``, as a Spark DataFrame
     (``varlake.spark.sql``: files skipped by statistics, shredded paths read as columns)."""
     from varlake.spark import sql
 
     if "{t}" not in query:
         raise ValueError("the query must name the table as {t}, e.g. SELECT count(*) FROM {t}")
-    return sql(spark, query, t=path)
+    return sql(spark, query, t=path, storage_options=options)
 
 
-def explain_query(spark: Any, path: str, query: str) -> str:
+def explain_query(spark: Any, path: str, query: str, options: Mapping[str, str] | None = None) -> str:
     """What ``run_query`` will read: files skipped, shredded and Variant read paths, final SQL."""
     from varlake.spark import explain
 
     if "{t}" not in query:
         raise ValueError("the query must name the table as {t}, e.g. SELECT count(*) FROM {t}")
-    return str(explain(spark, query, show=False, t=path))
+    return str(explain(spark, query, show=False, t=path, storage_options=options))
 
 
 class QueryFormat(str, Enum):
@@ -55,16 +56,18 @@ def query(
     remote: Optional[str] = REMOTE,
     conf: list[str] = CONF,
     verbose: bool = VERBOSE,
+    storage_option: list[str] = STORAGE_OPTION,
     fmt: Optional[QueryFormat] = typer.Option(None, "--format", "-f", help="Output format (table when printing)."),
 ) -> None:
     """Run Spark SQL over a table (name it {t}); print the first rows or write all to a file."""
     with errors():
         if output is None and fmt is QueryFormat.parquet:
             raise ValueError("--format parquet needs --output FILE")
-        spark = spark_session(master, conf, verbose, remote)
+        options = storage_options(storage_option)
+        spark = spark_session(master, conf, verbose, remote, options)
         if explain:
-            typer.echo(explain_query(spark, table, sql), err=True)
-        df = run_query(spark, table, sql)
+            typer.echo(explain_query(spark, table, sql, options), err=True)
+        df = run_query(spark, table, sql, options)
         if output is not None:
             from varlake.spark.reading.export import export_rows, format_for
 

@@ -3,6 +3,8 @@ progress bars on stderr."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import atexit
 import sys
 import tempfile
@@ -21,12 +23,19 @@ from varlake.cli.doctor_chart import size_text
 __all__ = ["close_session", "progress", "spark_session", "stage_io_text"]
 
 
-def spark_session(master: str | None, conf: list[str], verbose: bool = False, remote: str | None = None) -> Any:
+def spark_session(
+    master: str | None,
+    conf: list[str],
+    verbose: bool = False,
+    remote: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> Any:
     """The session for a command: a Spark Connect session on ``remote``, else a classic one on
     ``master`` (default ``local[*]``). An unreachable master or server, or a standalone master
     that gives no executor, fails in bounded time (``varlake.spark.session.endpoints``). Unless
     ``verbose``, a local JVM starts with its output sent to a log file (``varlake.spark.session.quiet``),
-    so the terminal shows only varlake's own lines."""
+    so the terminal shows only varlake's own lines. ``storage_options`` (``--storage-option``)
+    configure the session's S3A connector as ``varlake.spark.local_session`` does."""
     import logging
     import warnings
 
@@ -48,7 +57,7 @@ def spark_session(master: str | None, conf: list[str], verbose: bool = False, re
 
     def start(master: str, conf: Any) -> Any:
         with quiet_launch(enabled=not verbose):
-            return local_session(master, conf)
+            return local_session(master, conf, storage_options=storage_options)
 
     spark = open_classic(master, {**settings, **user}, start)
     if not _OPENED:
