@@ -30,7 +30,8 @@ from varlake.delta.transaction import CommitResult
 from varlake.write.diagnostics.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
 from varlake.errors import TableError, TableNotFoundError
 from varlake.expr import Predicate
-from varlake.io.storage import LocalStorage, Storage
+from varlake.io.storage import Storage
+from varlake.io.uris import storage_for
 from varlake.read import ScanPlan, ScanTask, read_tasks
 from varlake.shred.schema import ShreddingSchema
 from varlake.write import (
@@ -73,13 +74,22 @@ class TableLocation:
         return log.snapshot()
 
 
-def locate(path: str | os.PathLike[str], storage: Storage | None = None) -> TableLocation:
+def locate(
+    path: str | os.PathLike[str],
+    storage: Storage | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> TableLocation:
     """The one place varlake chooses a table's storage: ``storage`` as given (``path`` is
-    then the root as that storage names it), else the local file system (``path`` made
-    absolute)."""
+    then the root as that storage names it), else the storage ``path`` names
+    (``io.uris.storage_for``): ``s3://``, ``s3a://``, ``gs://``, ``az://``, ``abfss://``,
+    ``memory://`` (configured from the environment and ``storage_options``), ``file://`` and
+    plain local paths (made absolute). Any other scheme raises ``UnsupportedStorageError``."""
     if storage is not None:
+        if storage_options:
+            raise TableError(f"{os.fspath(path)}: give storage or storage_options, not both")
         return TableLocation(storage, os.fspath(path))
-    return TableLocation(LocalStorage(), os.path.abspath(os.fspath(path)))
+    chosen, root = storage_for(path, storage_options)
+    return TableLocation(chosen, root)
 
 
 @dataclass(frozen=True)
@@ -114,7 +124,7 @@ class Scan:
     def to_arrow(self) -> pa.Table:
         """The rows (deletion vectors applied), Variants typed ``arrow.parquet.variant``."""
         return read_tasks(
-            self.plan(), self.table.open_file, self.columns, self.paths, self.table.deleted_rows, arrow_extension=True
+            self.plan(), self.table.read_source, self.columns, self.paths, self.table.deleted_rows, arrow_extension=True
         )
 
     def to_pandas(self, variant: str = "variant") -> Any:
@@ -146,13 +156,22 @@ class Table:
     views, row changes, MERGE, OPTIMIZE and the doctor on top. It is the ``TableHandle``
     (``write.staging.handle``) those jobs take."""
 
-    def __init__(self, path: str | os.PathLike[str], *, storage: Storage | None = None) -> None:
-        location = locate(path, storage)
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        storage: Storage | None = None,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> None:
+        location = locate(path, storage, storage_options)
         self.core = DeltaCore(location.storage, location.root)
         self.storage = location.storage
         self.path = location.root
         self.log = self.core.log
         self.log.latest_version()  # TableNotFoundError early
+
+    def __repr__(self) -> str:
+        return f"Table({self.path!r})"  # the location only: never a credential
 
     # --- creating / opening -------------------------------------------------------------
 
@@ -165,6 +184,7 @@ class Table:
         properties: Mapping[str, str] | None = None,
         *,
         storage: Storage | None = None,
+        storage_options: Mapping[str, str] | None = None,
         exist_ok: bool = False,
     ) -> "Table":
         """Create a table (``schema`` as DDL text, an Arrow schema or a StructType).
@@ -172,11 +192,11 @@ class Table:
         With ``delta.columnMapping.mode`` ``name`` or ``id`` in ``properties`` every field
         gets an id and a physical name (``delta.column_mapping.assign_column_mapping``)."""
         struct = as_struct_type(schema)
-        location = locate(path, storage)
+        location = locate(path, storage, storage_options)
         DeltaCore.create(
             location.storage, location.root, struct, partition_by, properties, exist_ok=exist_ok, where=os.fspath(path)
         )
-        return cls(location.root, storage=storage)
+        return cls(location.root, storage=location.storage)
 
     # --- state ----------------------------------------------------------------------------
 
@@ -225,6 +245,11 @@ class Table:
         """Where the data file at ``relative_path`` (decoded, relative to the root) can be read
         or written; a path that links out of the root is refused (``Storage.location_inside``)."""
         return self.core.open_file(relative_path)
+
+    def read_source(self, relative_path: str) -> Any:
+        """What pyarrow reads the data file at ``relative_path`` from: its local path, or a
+        ranged file object on an object store."""
+        return self.core.read_source(relative_path)
 
     def deleted_rows(self, task: ScanTask) -> np.ndarray:
         """The row indexes (sorted ``uint64``) the deletion vector of a scan task deletes

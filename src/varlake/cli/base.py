@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -13,7 +14,10 @@ from rich.text import Text
 
 from varlake.errors import VarlakeError
 
-__all__ = ["CONF", "FORMAT", "MASTER", "REMOTE", "VERBOSE", "Format", "app", "err", "errors", "pairs"]
+__all__ = [
+    "CONF", "FORMAT", "MASTER", "REMOTE", "STORAGE_OPTION", "VERBOSE", "Format", "app", "err", "errors", "open_table", "pairs",
+    "storage_options",
+]
 
 app = typer.Typer(no_args_is_help=True, help="Lakehouse tables for semi-structured data (Variant).")
 err = Console(stderr=True, emoji=False, highlight=False)
@@ -30,6 +34,10 @@ MASTER = typer.Option(None, "--master", help="Spark master URL: local[*] (defaul
 REMOTE = typer.Option(None, "--remote", help="Spark Connect server sc://HOST:PORT (instead of --master).")
 CONF = typer.Option([], "--conf", help="Spark conf key=value (repeatable).")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Show Spark's own warnings on stderr (quiet by default).")
+STORAGE_OPTION = typer.Option(
+    [], "--storage-option", "-s",
+    help="Object-store setting KEY=VALUE for an s3://, gs://, az:// table (repeatable; overrides the environment's AWS_* etc.).",
+)
 
 
 @contextmanager
@@ -47,6 +55,19 @@ def errors() -> Iterator[None]:
             err.print(Text.assemble(("Spark error: ", "red"), spark_error_summary(exc)), soft_wrap=True)
             raise typer.Exit(code=1) from None
         raise
+
+
+def open_table(path: str, storage_option: list[str]) -> Any:
+    """The ``varlake.Table`` at ``path`` (a local path or an object-store URI), with the
+    ``--storage-option`` settings over the environment's."""
+    from varlake import Table
+
+    return Table(path, storage_options=storage_options(storage_option))
+
+
+def storage_options(items: list[str]) -> dict[str, str] | None:
+    """``--storage-option KEY=VALUE`` settings as ``storage_options`` (None when there are none)."""
+    return pairs(items, "--storage-option") or None
 
 
 def pairs(items: list[str], what: str) -> dict[str, str]:

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import typer
 
-from varlake.cli.base import FORMAT, Format, app, errors
+from varlake.cli.base import FORMAT, STORAGE_OPTION, Format, app, errors, storage_options
 from varlake.cli.output import output_for
 
 __all__ = ["describe", "describe_table", "history"]
@@ -22,13 +22,13 @@ def _merge_bound(current: Any, new: Any, pick: Any) -> Any:
         return current
 
 
-def describe_table(path: str) -> dict[str, Any]:
+def describe_table(path: str, options: dict[str, str] | None = None) -> dict[str, Any]:
     """Schema, protocol, properties (shredding schemas too), size and a stats summary."""
     from varlake import Table
     from varlake.delta.stats import leaf_columns
     from varlake.expr.partition import parse_partition_value
 
-    table = Table(path)
+    table = Table(path, storage_options=options)
     snap = table.snapshot()
     schema = snap.schema
     files = snap.files
@@ -98,17 +98,22 @@ def _type_name(t: Any) -> str:
 
 
 @app.command()
-def describe(table: str = typer.Argument(..., help="Table path."), fmt: Format = FORMAT) -> None:
+def describe(
+    table: str = typer.Argument(..., help="Table path or URI (s3://, gs://, az://, ...)."),
+    storage_option: list[str] = STORAGE_OPTION,
+    fmt: Format = FORMAT,
+) -> None:
     """Schema, protocol and features, properties, shredding schemas, size and statistics."""
     out = output_for(fmt)
     with errors():
-        out.describe(describe_table(table))
+        out.describe(describe_table(table, storage_options(storage_option)))
 
 
 @app.command()
 def history(
-    table: str = typer.Argument(..., help="Table path."),
+    table: str = typer.Argument(..., help="Table path or URI (s3://, gs://, az://, ...)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Newest N versions."),
+    storage_option: list[str] = STORAGE_OPTION,
     fmt: Format = FORMAT,
 ) -> None:
     """The table's commits, newest first."""
@@ -116,7 +121,7 @@ def history(
 
     out = output_for(fmt)
     with errors():
-        entries = Table(table).history(limit)
+        entries = Table(table, storage_options=storage_options(storage_option)).history(limit)
         rows = [
             {
                 "version": e.version,

@@ -23,7 +23,7 @@ from varlake.delta.replay import TableState, replay, state_from_checkpoint
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.schema import top_level_types
 from varlake.errors import StorageFileNotFoundError
-from varlake.io.storage import FileInfo, Storage
+from varlake.io.storage import FileInfo, Storage, temporary_name
 from varlake.semantics import partition_values
 
 __all__ = ["LogStore"]
@@ -66,7 +66,13 @@ class LogStore:
         return self._listing_for(None).latest_version
 
     def write_commit(self, version: int, data: bytes) -> bool:
-        """Put-if-absent the commit file of ``version``; ``False`` if it exists."""
+        """Put-if-absent the commit file of ``version``; ``False`` if it exists. Before a
+        table's first commit on an object store, the store is proven to honour put-if-absent
+        (``ObjectStorage.check_put_if_absent``: ``UnsafeStorageError`` unless single-writer)
+        with a probe key inside the log (hidden as a temporary name, deleted after)."""
+        check = getattr(self.storage, "check_put_if_absent", None)
+        if version == 0 and check is not None:
+            check(f"{self.log_dir}/{temporary_name('put-if-absent-probe')}")
         return self.storage.write_if_absent(self.commit_path(version), data)
 
     def read_actions(self, version: int) -> list[Action]:

@@ -3,7 +3,10 @@
 A log written by someone else is untrusted input: an ``add`` path of
 ``../../etc/passwd``, ``/somewhere/else.parquet`` or ``s3://other-bucket/x`` must
 never make varlake read -- or vacuum -- a file outside the table. PROTOCOL.md paths
-are RFC 2396 URIs, so they are percent-decoded *before* being checked.
+are RFC 2396 URIs, so they are percent-decoded *before* being checked. A table on an object
+store may log absolute URIs (delta-rs and Spark do): ``s3://bucket/table/part-0.parquet`` is
+accepted when it lies inside the table's root (``s3a://`` naming the same place), any other
+bucket, prefix or scheme is refused.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from varlake.delta.constants import LOG_DIR
-from varlake.errors import UnsafePathError
+from varlake.errors import UnsafePathError, UnsupportedStorageError
+from varlake.io.locations import parse_uri
 
 __all__ = ["check_path_column", "relative_data_path"]
 
@@ -34,9 +38,16 @@ def relative_data_path(path: str, root_location: str, where: str) -> str:
         raise UnsafePathError(f"{where}: invalid file path {path!r}")
     if _SCHEME.match(decoded) and not re.match(r"^[A-Za-z]:[\\/]", decoded):
         parts = urlsplit(decoded)
-        if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost"):
-            raise UnsafePathError(f"{where}: file path {path!r} points outside the table root {root_location!r}")
-        decoded = parts.path
+        if parts.scheme.lower() == "file" and parts.netloc in ("", "localhost"):
+            decoded = parts.path
+        else:
+            rel = _inside_uri_root(decoded, root_location)
+            if rel is None:
+                raise UnsafePathError(
+                    f"{where}: file path {path!r} points outside the table root {root_location!r} "
+                    "(another scheme, bucket or prefix)"
+                )
+            decoded = rel
     decoded = decoded.replace("\\", "/")
     if decoded.startswith("/"):
         norm = posixpath.normpath(decoded)
@@ -51,6 +62,24 @@ def relative_data_path(path: str, root_location: str, where: str) -> str:
     if rel == LOG_DIR or rel.startswith(LOG_DIR + "/"):
         raise UnsafePathError(f"{where}: file path {path!r} points into {LOG_DIR}")
     return rel
+
+
+def _inside_uri_root(uri: str, root_location: str) -> str | None:
+    """``uri``'s key relative to the object-store root ``root_location``; None unless both are
+    object-store URIs of the same store and bucket and ``uri`` lies below the root."""
+    if not _SCHEME.match(root_location):
+        return None
+    try:
+        target, root = parse_uri(uri.replace("%", "%25")), parse_uri(root_location)
+    except UnsupportedStorageError:
+        return None
+    if target.scheme == "file" or (target.scheme, target.bucket, target.account) != (root.scheme, root.bucket, root.account):
+        return None
+    if not root.key:
+        return target.key or None
+    if not target.key.startswith(root.key + "/"):
+        return None
+    return target.key[len(root.key) + 1 :]
 
 
 def check_path_column(paths: pa.Array | pa.ChunkedArray, root_location: str, where: str) -> None:

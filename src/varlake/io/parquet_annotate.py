@@ -36,6 +36,7 @@ from varlake.io.thrift_footer import read_footer_bytes
 __all__ = [
     "SchemaNode",
     "annotate_footer",
+    "annotate_variant_bytes",
     "annotate_variant_columns",
     "encode_struct",
     "is_variant",
@@ -191,6 +192,19 @@ def annotate_variant_columns(path: str | os.PathLike[str], columns: Iterable[Seq
             f.truncate()
     except OSError as exc:
         raise ParquetFooterError(f"{name}: cannot rewrite footer ({exc})") from None
+
+
+def annotate_variant_bytes(data: bytes, columns: Iterable[Sequence[str]], name: str) -> bytes:
+    """``data`` (a whole Parquet file in memory) with its footer rewritten as
+    ``annotate_variant_columns`` rewrites a file's; the column chunks are copied unchanged."""
+    import io
+
+    footer = read_footer_bytes(io.BytesIO(data), len(data), name)
+    patched = annotate_footer(footer, columns, name)
+    if patched == footer:
+        return data
+    start = len(data) - 8 - len(footer)
+    return b"".join((data[:start], patched, struct.pack("<I", len(patched)), MAGIC))
 
 
 def variant_columns_in_footer(path: str | os.PathLike[str]) -> list[tuple[str, ...]]:

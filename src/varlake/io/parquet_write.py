@@ -31,8 +31,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from varlake.errors import ShreddingError, StorageError
-from varlake.io.parquet_annotate import annotate_variant_columns
-from varlake.io.storage import temporary_name
+from varlake.io.parquet_annotate import annotate_variant_bytes, annotate_variant_columns
+from varlake.io.storage import LocalStorage, Storage, temporary_name
 from varlake.shred.infer import infer_shredding_schema
 from varlake.shred.schema import ShreddingSchema, find_variant_columns, is_variant_struct
 from varlake.shred.shred import shred, unshredded
@@ -248,6 +248,7 @@ def write_parquet(
     compression_level: int | None = None,
     variant_columns: Sequence[str | Sequence[str]] | None = None,
     write_page_index: bool = False,
+    storage: Storage | None = None,
 ) -> WriteResult:
     """Write ``table`` to ``path`` with its Variant columns shredded as asked.
 
@@ -257,7 +258,9 @@ def write_parquet(
     they are). Column names are dotted paths (``"nv.v"``) or tuples. Rows per row group are
     ``row_group_size`` (default 1Mi) capped at about ``row_group_bytes`` of Arrow data.
     Raises ``ShreddingError`` for bad requests or data, ``StorageError`` if the file cannot
-    be written; nothing is left at ``path`` on failure.
+    be written; nothing is left at ``path`` on failure. With a ``storage`` other than the
+    local file system (an object store) the file is encoded in memory and put whole
+    (``storage.write``): ``path`` is then a location of that storage.
     """
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
@@ -278,21 +281,26 @@ def write_parquet(
         metadata[SPARK_ROW_METADATA] = spark_json.encode()
     out = out.replace_schema_metadata(metadata)
     name = os.fspath(path)
+    options: dict[str, Any] = {
+        "compression": compression,
+        "compression_level": compression_level,
+        "store_decimal_as_integer": True,
+        "write_page_index": write_page_index,
+        "write_page_checksum": True,  # CRC32 per page: a corrupted page fails the read, never reads wrong
+        "version": "2.6",
+    }
+    group_rows = rows_per_group(out, row_group_size, row_group_bytes)
+    shredding_out = {dotted(c): layouts[c] for c in columns}
+    if storage is not None and not isinstance(storage, LocalStorage):
+        data = _encode(out, options, group_rows, columns, name)
+        storage.write(name, data)
+        return WriteResult(name, out.num_rows, len(data), shredding_out, pq.read_metadata(pa.BufferReader(data)))
     # Written under a temporary name and renamed once complete and annotated, so a failure
     # never leaves a half-written or unannotated file at ``path``.
     tmp = os.path.join(os.path.dirname(name) or ".", temporary_name(os.path.basename(name)))
     try:
-        with pq.ParquetWriter(
-            tmp,
-            out.schema,
-            compression=compression,
-            compression_level=compression_level,
-            store_decimal_as_integer=True,
-            write_page_index=write_page_index,
-            write_page_checksum=True,  # CRC32 per page: a corrupted page fails the read, never reads wrong
-            version="2.6",
-        ) as writer:
-            writer.write_table(out, row_group_size=rows_per_group(out, row_group_size, row_group_bytes))
+        with pq.ParquetWriter(tmp, out.schema, **options) as writer:
+            writer.write_table(out, row_group_size=group_rows)
         if columns:
             annotate_variant_columns(tmp, columns)
         os.replace(tmp, name)
@@ -307,6 +315,18 @@ def write_parquet(
         path=name,
         num_rows=out.num_rows,
         size=os.path.getsize(name),
-        shredding={dotted(c): layouts[c] for c in columns},
+        shredding=shredding_out,
         metadata=pq.read_metadata(name),
     )
+
+
+def _encode(out: pa.Table, options: Mapping[str, Any], group_rows: int, columns: Sequence[ColumnPath], name: str) -> bytes:
+    """The whole Parquet file of ``out`` in memory, its Variant groups annotated."""
+    sink = pa.BufferOutputStream()
+    try:
+        with pq.ParquetWriter(sink, out.schema, **options) as writer:
+            writer.write_table(out, row_group_size=group_rows)
+    except pa.ArrowException as exc:
+        raise ShreddingError(f"{name}: cannot write Parquet file ({exc})") from exc
+    data = sink.getvalue().to_pybytes()
+    return annotate_variant_bytes(data, columns, name) if columns else data

@@ -461,7 +461,7 @@ def stage_merge(
     # candidate target rows
     pruning = None if has_nmbs else skipping_filter(on_unbound, scope, keys, source_rows, types)
     plan = plan_scan(snapshot, target.log.root_location, pruning)
-    matcher = RowMatcher(plan, target.open_file, target.deleted_rows)
+    matcher = RowMatcher(plan, target.read_source, target.deleted_rows)
     files = [matcher.match(task, all_columns=True) for task in plan.tasks] if (has_matched or has_nmbs or source_rows) else []
 
     # join

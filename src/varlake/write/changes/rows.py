@@ -308,7 +308,7 @@ def _stage(
     compiled = compile_set(assignments, schema_types(snapshot.schema)) if assignments is not None else None
     changes = FileChanges(target, snapshot)
     plan = plan_scan(snapshot, target.log.root_location, where)
-    matcher = RowMatcher(plan, target.open_file, target.deleted_rows)
+    matcher = RowMatcher(plan, target.read_source, target.deleted_rows)
     matched_rows = 0
     for task in plan.tasks:
         found = matcher.match(task, all_columns=compiled is not None or not changes.use_dv)

@@ -353,7 +353,7 @@ def _analyse_file(
 ) -> None:
     where = f"{table.path}: data file {task.relative_path!r}"
     try:
-        pf = pq.ParquetFile(table.open_file(task.relative_path), metadata=footer.metadata)
+        pf = pq.ParquetFile(table.read_source(task.relative_path), metadata=footer.metadata)
     except (pa.ArrowException, OSError) as exc:
         raise TableError(f"{where}: cannot open as Parquet ({exc})") from None
     for column in columns:

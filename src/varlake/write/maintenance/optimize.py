@@ -393,7 +393,7 @@ def read_files(
         column_mapping=column_mapping(snapshot.protocol, snapshot.metadata, snapshot.schema),
     )  # fmt: skip
     columns = [f.name for f in snapshot.schema.fields] if paths else None
-    return read_tasks(plan, target.open_file, columns, paths or None, target.deleted_rows)
+    return read_tasks(plan, target.read_source, columns, paths or None, target.deleted_rows)
 
 
 def read_bin(target: TableHandle, plan: OptimizePlan, chosen: OptimizeBin) -> pa.Table:

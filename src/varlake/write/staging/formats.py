@@ -23,9 +23,9 @@ from varlake.delta.schema import StructType
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import CommitResult
-from varlake.errors import TableError
+from varlake.errors import DataFileMissingError, StorageFileNotFoundError, TableError
 from varlake.expr import Predicate
-from varlake.io.storage import Storage
+from varlake.io.storage import LocalStorage, Storage
 from varlake.read import ScanPlan, ScanTask, plan_scan
 from varlake.write.staging.commit import Committed, PendingWrite, commit_actions, commit_write
 from varlake.write.staging.conform import check_partition_columns
@@ -50,6 +50,8 @@ class TableFormat(Protocol):
     def file_stats(self, relative_path: str, schema: StructType | None = None) -> str: ...
 
     def open_file(self, relative_path: str) -> str: ...
+
+    def read_source(self, relative_path: str) -> Any: ...
 
     def data_file(self, add: AddFile) -> str: ...
 
@@ -125,6 +127,19 @@ class DeltaCore:
 
     def open_file(self, relative_path: str) -> str:
         return self.storage.location_inside(self.root, f"{self.root}/{relative_path}")
+
+    def read_source(self, relative_path: str) -> Any:
+        """What pyarrow reads the data file at ``relative_path`` from: its local path, or a
+        ranged file object on an object store (``Storage.open_read``)."""
+        location = self.open_file(relative_path)
+        if isinstance(self.storage, LocalStorage):
+            return location
+        try:
+            return self.storage.open_read(location)
+        except StorageFileNotFoundError:
+            raise DataFileMissingError(
+                f"data file {relative_path!r} is listed in the table log but missing from storage ({location})"
+            ) from None
 
     def data_file(self, add: AddFile) -> str:
         return self.open_file(relative_data_path(add.path, self.log.root_location, f"add {add.path!r}"))

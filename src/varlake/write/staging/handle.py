@@ -11,6 +11,7 @@ The contract:
   ``log.root_location`` that logged paths resolve against) and ``snapshot(version)``;
 - configuration: ``properties`` (the latest ``metaData.configuration``);
 - files: ``open_file`` (a relative path inside the root, link policy applied),
+  ``read_source`` (what pyarrow reads that file from: a local path or a ranged file object),
   ``data_file`` (an ``add``'s file) and ``deleted_rows`` (a scan task's deletion vector);
 - staging: ``stage`` writes new data files in the table's layout without committing them
   (``staging.stage``).
@@ -46,6 +47,8 @@ class TableHandle(Protocol):
     def snapshot(self, version: int | None = None, timestamp: Any = None) -> Snapshot: ...
 
     def open_file(self, relative_path: str) -> str: ...
+
+    def read_source(self, relative_path: str) -> Any: ...
 
     def data_file(self, add: AddFile) -> str: ...
 

@@ -54,6 +54,7 @@ from varlake.delta.schema import parse_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.errors import CorruptLogError, DataFileMissingError, TableNotFoundError
+from varlake.io.locations import is_object_store_uri, parse_uri
 from varlake.io.storage import Storage
 from varlake.write.staging.commit import PendingWrite, commit_write
 
@@ -92,10 +93,18 @@ def source_files(paths: Sequence[str]) -> list[SourceFile]:
     return out
 
 
+def _canonical(path: str | os.PathLike[str]) -> str:
+    """The absolute local path, or the canonical URI of an object-store location
+    (``s3a://b/t`` as ``s3://b/t``; never made into a local path)."""
+    if is_object_store_uri(path):
+        return parse_uri(path).location
+    return os.path.abspath(os.fspath(path))
+
+
 def ingest_app_id(sources: Sequence[str], table: str) -> str:
     """The ``txn`` appId of the incremental ingest of ``sources`` (paths, directories or
-    globs, as given) into ``table``: stable for the same absolute paths."""
-    key = json.dumps([sorted(os.path.abspath(os.fspath(s)) for s in sources), os.path.abspath(os.fspath(table))])
+    globs, as given) into ``table``: stable for the same absolute paths or URIs."""
+    key = json.dumps([sorted(_canonical(s) for s in sources), _canonical(table)])
     return _APP_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
 
 
@@ -189,7 +198,7 @@ class IngestRecord:
 
     @classmethod
     def empty(cls, app_id: str, sources: Sequence[str]) -> IngestRecord:
-        return cls(app_id, tuple(os.path.abspath(os.fspath(s)) for s in sources), 0, {})
+        return cls(app_id, tuple(_canonical(s) for s in sources), 0, {})
 
     def taking(self, files: Sequence[SourceFile], quarantine: QuarantineBatch | None, *, replace: bool = False) -> IngestRecord:
         """The record after the next batch takes ``files`` (``replace``: only them, after an overwrite)."""

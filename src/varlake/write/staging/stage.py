@@ -37,7 +37,7 @@ from varlake.delta.schema import StructType, VariantType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import TableError
 from varlake.io.parquet_write import write_parquet
-from varlake.io.storage import Storage
+from varlake.io.storage import LocalStorage, Storage
 from varlake.semantics import partition_values
 from varlake.shred.variant_arrays import variant_array
 from varlake.write.staging.commit import PendingWrite
@@ -242,7 +242,8 @@ class ArrowFiles:
             rows = part.drop_columns(columns) if columns else part
             relative = new_data_file(root, list(files.directories), texts)
             location = self.storage.location_inside(root, f"{root}/{relative}")
-            os.makedirs(os.path.dirname(location), exist_ok=True)
+            if isinstance(self.storage, LocalStorage):
+                os.makedirs(os.path.dirname(location), exist_ok=True)
             present = [c for c in layouts if c.split(".")[0] in rows.column_names]
             shredding = {c: layouts[c] for c in present if layouts[c] is not None}
             values = dict(zip(columns, texts))
@@ -251,7 +252,9 @@ class ArrowFiles:
                 shredding = {mapping.physical_dotted(c): s for c, s in shredding.items()}
                 present = [mapping.physical_dotted(c) for c in present]
                 values = mapping.physical_partition_values(values)
-            result = write_parquet(rows, location, shredding=shredding or None, variant_columns=present)
+            result = write_parquet(
+                rows, location, shredding=shredding or None, variant_columns=present, storage=self.storage
+            )
             out.append(WrittenFile(relative, values, result.metadata))
         return out
 
