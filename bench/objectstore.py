@@ -10,7 +10,8 @@ method and kind of key and forwards every byte unchanged).
 The shared table is written by delta-rs (so it has neither deletion vectors nor shredding, which
 delta-rs refuses): ``--commits`` appends (1,000; ``--quick``: 100) of 100 rows in 10 partitions
 (``part`` = ``p0``..``p9``), so 10 files a commit (10,000 files), with a checkpoint every
-``delta.checkpointInterval`` commits (100; quick: 20) left by delta-rs's post-commit hook. ``id``
+``delta.checkpointInterval`` commits (100; quick: 20) left by delta-rs's post-commit hook, and a
+tail of half an interval of JSON commits after the last checkpoint (``build_local``). ``id``
 grows with the commit, so its statistics skip files. Measured for each library, on the same table:
 
 - ``load``: open the table and load its snapshot (the live files) from nothing;
@@ -77,7 +78,14 @@ def commit_rows(commit: int) -> pa.Table:
 
 
 def build_local(folder: Path, commits: int, interval: int) -> None:
-    """The shared table on local disk, written by delta-rs (kept: built once per size)."""
+    """The shared table on local disk, written by delta-rs (kept: built once per size).
+
+    delta-rs's post-commit hook leaves a checkpoint every ``interval`` commits; the last
+    ``interval // 2`` commits are made without it, a checkpoint written by hand before them, so
+    a snapshot load reads a checkpoint and a tail of ``interval // 2`` JSON commits (as a table
+    between two checkpoints does, on average)."""
+    from deltalake import PostCommitHookProperties
+
     done = folder / "_complete"
     if done.exists():
         return
@@ -86,10 +94,14 @@ def build_local(folder: Path, commits: int, interval: int) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     started = time.perf_counter()
     config = {"delta.checkpointInterval": str(interval)}
+    tail = commits - interval // 2
     write_deltalake(str(folder), commit_rows(0), partition_by=["part"], mode="append", configuration=config)
     dt = DeltaTable(str(folder))
     for c in range(1, commits):
-        write_deltalake(dt, commit_rows(c), mode="append")
+        hooks = PostCommitHookProperties(create_checkpoint=c < tail)
+        write_deltalake(dt, commit_rows(c), mode="append", post_commithook_properties=hooks)
+        if c == tail - 1:
+            dt.create_checkpoint()
         if c % 100 == 0:
             print(f"  built {c} of {commits} commits ({time.perf_counter() - started:.0f} s)", flush=True)
     done.write_text(str(commits))
@@ -191,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     commits = args.commits or (100 if args.quick else 1000)
     interval = args.interval or (20 if args.quick else 100)
     files = commits * PARTS
-    key = f"shared-{commits}x{PARTS}-i{interval}"
+    key = f"shared-{commits}x{PARTS}-i{interval}-tail"
 
     print(f"shared table: {commits} commits, {files} files, checkpoint every {interval}", flush=True)
     build_local(CACHE / "tables" / key, commits, interval)
@@ -340,7 +352,55 @@ def render(results: dict[str, Any], quick: bool) -> str:
     lines.append(f"- a commit <= {TARGET_COMMIT_REQUESTS} requests beyond its data files: varlake {commit} "
                  f"(delta-rs {ops['append']['delta-rs']['requests']['commit_requests']}) -> "
                  f"{'met' if commit <= TARGET_COMMIT_REQUESTS else 'MISSED'}")
+    lines += ["", "## Where varlake's requests and time go", "", *causes(ops), ""]
     return "\n".join(lines) + "\n"
+
+
+def causes(ops: dict[str, Any]) -> list[str]:
+    """The causes of varlake's extra requests, from the counts of this run (by kind of key),
+    and what in ``src/`` makes them (profiled with the counter and cProfile; see the report of
+    issue 30)."""
+    out = []
+    load = ops["load"]["varlake"]["requests"]["requests"]
+    out.append(f"- load: {load.get('GET list', 0)} listings and {load.get('GET log-last-checkpoint', 0)} reads of "
+               "`_last_checkpoint` where one of each suffices: `Table.__init__` runs `log.latest_version()` (listing + "
+               "`_last_checkpoint`) and `snapshot()` then lists and reads it again (`delta/log_store.py` `snapshot` -> "
+               "`_listing_for`). Each `ObjectStorage.for_uri` also builds two obstore clients (`_make_store` for reads and "
+               "for creates, ~10 ms of CPU each here). Remembering the first listing for the first snapshot and building "
+               "the create client lazily would remove both.")
+    plan = ops["plan"]["varlake"]["requests"]["requests"]
+    out.append(f"- plan: {sum(plan.values())} request(s) (a listing: `plan()` re-checks for a newer version); the time is "
+               "Python work per live file, not I/O: `read/planner.py` `plan_scan` calls `delta/stats.py` `file_stats` and "
+               "`dataclasses.replace` for every file of the snapshot, before the partition filter removes 90% of them. "
+               "Pruning the Arrow files table (`Snapshot.files_table`) by partition values and min/max columns with "
+               "vectorised compute first, and building `ScanTask`s only for the survivors, would make it O(kept files).")
+    for op in ("selective scan", "full scan"):
+        r = ops[op]["varlake"]["requests"]
+        files = max(r["data_files_read"], 1)
+        heads = r["requests"].get("HEAD data", 0)
+        ranges = r["requests"].get("GET data-range", 0) + r["requests"].get("GET data", 0)
+        d = ops[op]["delta-rs"]["requests"]
+        d_ranges = d["requests"].get("GET data-range", 0) + d["requests"].get("GET data", 0)
+        out.append(f"- {op}: {heads} HEADs ({heads / files:.1f} a file) and {ranges / files:.1f} ranged GETs a file "
+                   f"(delta-rs: {d['requests'].get('HEAD data', 0)} HEADs, {d_ranges / max(d['data_files_read'], 1):.1f} GETs a file). "
+                   "Traced per file: `ObjectStorage.open_read` HEADs it for its size though the log's `add.size` has it; "
+                   "the footer is fetched twice (2 GETs each: length, then footer), by `file_summary` and again by "
+                   "`read_parquet`'s schema read, as nothing hands the first `FileMetaData` on; then the whole file is "
+                   "fetched twice, because `io.BufferedReader` over `_RangeReader` fills its 256 kB buffer from offset 0 for "
+                   "pyarrow's 4-byte magic read and drops it on the next seek. The files are read one after another "
+                   "(`read/arrow_reader.py` `read_tasks` loops over `plan.tasks`), so the time is the sum of the round "
+                   "trips; delta-rs reads them concurrently. Passing the known size to `open_read`, serving a small file "
+                   "(<= the buffer) from one GET, reusing the parsed footer (`pq.ParquetFile(..., metadata=...)`) and "
+                   "reading files in a thread pool would make it 1 GET a small file (2-3 a large one) and overlap them.")
+    a = ops["append"]["varlake"]["requests"]
+    out.append(f"- append: {a['commit_requests']} requests beyond the data files' PUTs: "
+               + ", ".join(f"{k} {n}" for k, n in a["requests"].items() if k != "PUT data")
+               + ". Traced: `write/staging/files.py` `file_facts` HEADs each data file just written for its size and "
+               "mtime (the writer knows the size; the time can be the commit's): one request a data file. The commit "
+               "itself is the listing that refreshes the snapshot before staging, the PUT of the commit and a HEAD of "
+               "that commit file in `delta/log_store.py` `adopt_state` (for the cached snapshot's file info; the PUT's "
+               "answer and the local clock would do). Without the HEADs it is listing + PUT = 2.")
+    return out
 
 
 if __name__ == "__main__":
