@@ -199,7 +199,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--scan-runs", type=int, default=2, help="timed runs of the full scan")
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--render-only", action="store_true", help="rewrite the .md from the .json of an earlier run")
     args = parser.parse_args(argv)
+    if args.render_only:
+        stem = "objectstore_quick" if args.quick else "objectstore"
+        results = json.loads((args.out / f"{stem}.json").read_text())
+        (args.out / ("OBJECTSTORE_QUICK.md" if args.quick else "OBJECTSTORE.md")).write_text(render(results, quick=args.quick))
+        return 0
     commits = args.commits or (100 if args.quick else 1000)
     interval = args.interval or (20 if args.quick else 100)
     files = commits * PARTS
@@ -348,10 +354,15 @@ def render(results: dict[str, Any], quick: bool) -> str:
                  f"{t['files']:,} (delta-rs: {planned}); planning made "
                  f"{ops['plan']['varlake']['requests']['requests'].get('GET data', 0) + ops['plan']['varlake']['requests']['requests'].get('GET data-range', 0)} "
                  "data-file requests")
-    commit = ops["append"]["varlake"]["requests"]["commit_requests"]
-    lines.append(f"- a commit <= {TARGET_COMMIT_REQUESTS} requests beyond its data files: varlake {commit} "
-                 f"(delta-rs {ops['append']['delta-rs']['requests']['commit_requests']}) -> "
-                 f"{'met' if commit <= TARGET_COMMIT_REQUESTS else 'MISSED'}")
+    a, d = ops["append"]["varlake"]["requests"], ops["append"]["delta-rs"]["requests"]
+    per_file = a["requests_per_data_file"]
+    commit = a["commit_requests"] - per_file
+    lines.append(f"- a commit <= {TARGET_COMMIT_REQUESTS} requests beyond its data files: the commit itself "
+                 f"{commit} (delta-rs {d['commit_requests'] - d['requests_per_data_file']}) -> "
+                 f"{'met' if commit <= TARGET_COMMIT_REQUESTS else 'MISSED'}; but staging adds {per_file} request(s) "
+                 f"on the {a['data_files_written']} data files beyond their PUTs (delta-rs {d['requests_per_data_file']}), so "
+                 f"the append makes {a['commit_requests']} requests beyond the data files' PUTs (delta-rs {d['commit_requests']}) -> "
+                 f"{'met' if a['commit_requests'] <= TARGET_COMMIT_REQUESTS else 'MISSED'} counted that way")
     lines += ["", "## Where varlake's requests and time go", "", *causes(ops), ""]
     return "\n".join(lines) + "\n"
 
