@@ -318,3 +318,21 @@ def test_tables_written_by_others_read_the_same_from_a_store(name, object_root):
     got = remote.scan().to_arrow()
     key = local.column_names[0]
     assert got.sort_by(key).to_pylist() == local.sort_by(key).to_pylist()
+
+
+def test_vacuum_stays_inside_the_table_prefix(object_root):
+    """``t`` and ``tt`` share a key prefix, not a root: vacuuming one never deletes the other's
+    files, nor an object beside the table."""
+    uri, options = object_root
+    sibling = uri + "t"
+    table = Table.create(uri, SCHEMA, storage_options=options)
+    other = Table.create(sibling, SCHEMA, storage_options=options)
+    table.append(_rows(0, 2))
+    other.append(_rows(2, 2))
+    other.storage.write(f"{sibling}/stray.parquet", b"not referenced")
+    table.storage.write(f"{uri}.parquet", b"beside the table")
+    table.overwrite(_rows(5, 1))
+    removed = table.vacuum(0, unsafe_retention=True)
+    assert len(removed) == 1 and not removed[0].startswith(("t/", "../"))
+    assert _ids(other) == [2, 3] and other.storage.exists(f"{sibling}/stray.parquet")
+    assert table.storage.exists(f"{uri}.parquet")
