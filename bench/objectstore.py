@@ -107,6 +107,34 @@ def build_local(folder: Path, commits: int, interval: int) -> None:
     done.write_text(str(commits))
 
 
+def build_local_varlake(folder: Path, commits: int, interval: int) -> None:
+    """The same table written by varlake (``--writer varlake``): a create and ``commits - 1``
+    appends of the same rows; varlake checkpoints every ``interval`` versions itself."""
+    done = folder / "_complete"
+    if done.exists():
+        return
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+    started = time.perf_counter()
+    table = Table.create(folder, "id bigint, part string, x bigint, s string", partition_by=["part"],
+                         properties={"delta.checkpointInterval": str(interval)})  # fmt: skip
+    for c in range(commits - 1):
+        table.append(commit_rows(c))
+        if c % 100 == 0:
+            print(f"  built {c} of {commits} commits ({time.perf_counter() - started:.0f} s)", flush=True)
+    done.write_text(str(commits))
+
+
+def log_shape(folder: Path) -> dict[str, int]:
+    """The latest version, the last checkpoint's and the JSON tail after it (local copy)."""
+    names = [p.name for p in (folder / "_delta_log").iterdir()]
+    latest = max(int(n[:20]) for n in names if n.endswith(".json") and n[:20].isdigit())
+    checkpoints = sorted({int(n[:20]) for n in names if ".checkpoint" in n and n.endswith(".parquet")})
+    last = checkpoints[-1] if checkpoints else -1
+    return {"latest_version": latest, "checkpoints": len(checkpoints), "last_checkpoint": last, "json_tail": latest - last}
+
+
 def upload(server: MinioServer, folder: Path, key: str) -> None:
     """Copy the local table to ``s3://bench/<key>`` once (a marker object says it is complete)."""
     import obstore
@@ -198,21 +226,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=int, default=None, help="delta.checkpointInterval of the shared table")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--scan-runs", type=int, default=2, help="timed runs of the full scan")
+    parser.add_argument("--writer", choices=("delta-rs", "varlake"), default="delta-rs", help="who writes the shared table")
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--render-only", action="store_true", help="rewrite the .md from the .json of an earlier run")
     args = parser.parse_args(argv)
     if args.render_only:
-        stem = "objectstore_quick" if args.quick else "objectstore"
+        stem = out_stem(args)
         results = json.loads((args.out / f"{stem}.json").read_text())
-        (args.out / ("OBJECTSTORE_QUICK.md" if args.quick else "OBJECTSTORE.md")).write_text(render(results, quick=args.quick))
+        (args.out / f"{stem.upper()}.md").write_text(render(results, quick=args.quick))
         return 0
     commits = args.commits or (100 if args.quick else 1000)
     interval = args.interval or (20 if args.quick else 100)
     files = commits * PARTS
-    key = f"shared-{commits}x{PARTS}-i{interval}-tail"
+    key = f"shared-{commits}x{PARTS}-i{interval}-tail" + ("-varlake" if args.writer == "varlake" else "")
 
     print(f"shared table: {commits} commits, {files} files, checkpoint every {interval}", flush=True)
-    build_local(CACHE / "tables" / key, commits, interval)
+    (build_local if args.writer == "delta-rs" else build_local_varlake)(CACHE / "tables" / key, commits, interval)
     server = MinioServer.start(CACHE / "minio")
     counter = RequestCounter.start(server.port)
     try:
@@ -222,16 +251,22 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         counter.stop()
         server.stop()
-    results["table"] = {"commits": commits, "files": files, "checkpoint_interval": interval, "rows": commits * ROWS_PER_COMMIT}
+    results["table"] = {"commits": commits, "files": files, "checkpoint_interval": interval, "rows": commits * ROWS_PER_COMMIT,
+                        "writer": args.writer, **log_shape(CACHE / "tables" / key)}
     results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "deltalake": __import__("deltalake").__version__, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}  # fmt: skip
-    stem = "objectstore_quick" if args.quick else "objectstore"
+    stem = out_stem(args)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
     md = render(results, quick=args.quick)
-    (args.out / ("OBJECTSTORE_QUICK.md" if args.quick else "OBJECTSTORE.md")).write_text(md)
+    (args.out / f"{stem.upper()}.md").write_text(md)
     print(md)
     return 0
+
+
+def out_stem(args: Any) -> str:
+    """objectstore, objectstore_quick, objectstore_varlake_written, ..."""
+    return "objectstore" + ("_quick" if args.quick else "") + ("_varlake_written" if args.writer == "varlake" else "")
 
 
 def run(server: MinioServer, counter: RequestCounter, key: str, commits: int, args: Any) -> dict[str, Any]:
@@ -321,12 +356,16 @@ def run(server: MinioServer, counter: RequestCounter, key: str, commits: int, ar
 def render(results: dict[str, Any], quick: bool) -> str:
     t, ops = results["table"], results["ops"]
     lines = [
-        "# Cost on an object store: varlake against delta-rs" + (" (quick)" if quick else ""),
+        "# Cost on an object store: varlake against delta-rs" + (" (quick)" if quick else "")
+        + (", on a table varlake wrote" if t.get("writer") == "varlake" else ""),
         "",
-        "Written by `bench/objectstore.py`" + (" --quick" if quick else "") + f" on {results['machine']['date']} "
+        "Written by `bench/objectstore.py`" + (" --quick" if quick else "")
+        + (" --writer varlake" if t.get("writer") == "varlake" else "") + f" on {results['machine']['date']} "
         f"({results['machine']['cpus']} CPUs shared with other jobs; deltalake {results['machine']['deltalake']}; MinIO on loopback). "
-        f"Shared table, written by delta-rs: {t['commits']:,} commits, {t['files']:,} files, {t['rows']:,} rows, "
-        f"10 partitions, a checkpoint every {t['checkpoint_interval']} commits. Times: medians, straight to MinIO; "
+        f"Shared table, written by {t.get('writer', 'delta-rs')}: {t['commits']:,} commits, {t['files']:,} files, {t['rows']:,} rows, "
+        f"10 partitions, a checkpoint every {t['checkpoint_interval']} commits"
+        + (f" ({t['checkpoints']} checkpoints; the last at version {t['last_checkpoint']}, then {t['json_tail']} JSON commits)" if "json_tail" in t else "")
+        + ". Times: medians, straight to MinIO; "
         "requests: one run through the counting proxy (`bench/request_counter.py`). Ratio = varlake / delta-rs.",
         "",
         "| operation | varlake ms | delta-rs ms | ratio | varlake requests | delta-rs requests |",
