@@ -233,12 +233,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.render_only:
         stem = out_stem(args)
         results = json.loads((args.out / f"{stem}.json").read_text())
+        local = CACHE / "tables" / table_key(results["table"]["commits"], results["table"]["checkpoint_interval"], args.writer)
+        if "json_tail" not in results["table"] and (local / "_complete").exists():
+            results["table"].update(log_shape(local))
+            (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
         (args.out / f"{stem.upper()}.md").write_text(render(results, quick=args.quick))
         return 0
     commits = args.commits or (100 if args.quick else 1000)
     interval = args.interval or (20 if args.quick else 100)
     files = commits * PARTS
-    key = f"shared-{commits}x{PARTS}-i{interval}-tail" + ("-varlake" if args.writer == "varlake" else "")
+    key = table_key(commits, interval, args.writer)
 
     print(f"shared table: {commits} commits, {files} files, checkpoint every {interval}", flush=True)
     (build_local if args.writer == "delta-rs" else build_local_varlake)(CACHE / "tables" / key, commits, interval)
@@ -262,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / f"{stem.upper()}.md").write_text(md)
     print(md)
     return 0
+
+
+def table_key(commits: int, interval: int, writer: str) -> str:
+    return f"shared-{commits}x{PARTS}-i{interval}-tail" + ("-varlake" if writer == "varlake" else "")
 
 
 def out_stem(args: Any) -> str:
