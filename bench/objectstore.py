@@ -432,10 +432,14 @@ def causes(ops: dict[str, Any]) -> list[str]:
                "the create client lazily would remove both.")
     plan = ops["plan"]["varlake"]["requests"]["requests"]
     out.append(f"- plan: {sum(plan.values())} request(s) (a listing: `plan()` re-checks for a newer version); the time is "
-               "Python work per live file, not I/O: `read/planner.py` `plan_scan` calls `delta/stats.py` `file_stats` and "
-               "`dataclasses.replace` for every file of the snapshot, before the partition filter removes 90% of them. "
-               "Pruning the Arrow files table (`Snapshot.files_table`) by partition values and min/max columns with "
-               "vectorised compute first, and building `ScanTask`s only for the survivors, would make it O(kept files).")
+               "Python work per live file, not I/O: `read/planner.py` `plan_scan` loops over every `AddFile` of the "
+               "snapshot and, for each, checks its path (`relative_data_path`, a `normpath`), decodes its statistics "
+               "(`delta/stats.py` `file_stats`, a `dataclasses.replace` per file though the parse is cached) and builds a "
+               "`ScanTask` -- for the skipped files too, kept in the plan's skipped lists -- before the partition values "
+               "and bounds are looked at (cProfile on the quick table: `file_stats` ~50% of `plan_scan`, `replace` ~25%, "
+               "the path check ~15%). Pruning the Arrow files table (`Snapshot.files_table`: partition values and min/max "
+               "columns) with vectorised compute first, and building tasks only for the files kept (counting the "
+               "skipped ones), would make it O(kept files), as delta-rs's is.")
     for op in ("selective scan", "full scan"):
         r = ops[op]["varlake"]["requests"]
         files = max(r["data_files_read"], 1)
