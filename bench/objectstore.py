@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     commits = args.commits or (100 if args.quick else 1000)
     interval = args.interval or (20 if args.quick else 100)
-    files = commits * PARTS
+    files = commits * PARTS if args.writer == "delta-rs" else (commits - 1) * PARTS  # varlake: a create, then appends
     key = table_key(commits, interval, args.writer)
 
     print(f"shared table: {commits} commits, {files} files, checkpoint every {interval}", flush=True)
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         counter.stop()
         server.stop()
-    results["table"] = {"commits": commits, "files": files, "checkpoint_interval": interval, "rows": commits * ROWS_PER_COMMIT,
+    results["table"] = {"commits": commits, "files": files, "checkpoint_interval": interval, "rows": files * ROWS_PER_FILE,
                         "writer": args.writer, **log_shape(CACHE / "tables" / key)}
     results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "deltalake": __import__("deltalake").__version__, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}  # fmt: skip
@@ -436,8 +436,8 @@ def causes(ops: dict[str, Any]) -> list[str]:
                "snapshot and, for each, checks its path (`relative_data_path`, a `normpath`), decodes its statistics "
                "(`delta/stats.py` `file_stats`, a `dataclasses.replace` per file though the parse is cached) and builds a "
                "`ScanTask` -- for the skipped files too, kept in the plan's skipped lists -- before the partition values "
-               "and bounds are looked at (cProfile on the quick table: `file_stats` ~50% of `plan_scan`, `replace` ~25%, "
-               "the path check ~15%). Pruning the Arrow files table (`Snapshot.files_table`: partition values and min/max "
+               "and bounds are looked at (cProfile, 20 plans on the 10,000-file table: 0.29 s a plan, of it `file_stats` "
+               "46%, its `replace` 25%, `Residuals.of` building each file's partition key 20%, the path check 15%). Pruning the Arrow files table (`Snapshot.files_table`: partition values and min/max "
                "columns) with vectorised compute first, and building tasks only for the files kept (counting the "
                "skipped ones), would make it O(kept files), as delta-rs's is.")
     for op in ("selective scan", "full scan"):
