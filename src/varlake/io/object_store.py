@@ -490,6 +490,7 @@ class _RangeReader(io.RawIOBase):
         self._path = path
         self._size = size
         self._pos = 0
+        self.name = storage.location(path)  # what errors name (``io.BufferedReader.name`` too)
 
     def readable(self) -> bool:
         return True

@@ -46,6 +46,7 @@ from varlake.errors import (
     StorageFileNotFoundError,
     UnknownColumnError,
 )
+from varlake.io.locations import is_object_store_uri
 from varlake.io.thrift_footer import ConvertedType, ParquetNode, PhysicalType, read_schema, read_summary
 from varlake.shred.layout import recognise_layout
 from varlake.shred.nested import LIST_ELEMENT, MAP_VALUE, ArrowPath, unshred_nested, unshredded_type
@@ -447,6 +448,7 @@ def read_parquet(
     *,
     filesystem: Any = None,
     arrow_extension: bool = True,
+    storage_options: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """Read a Parquet file; every Variant column comes back as ``struct<metadata, value>``,
     typed ``arrow.parquet.variant`` (``shred.arrow_extension``; ``arrow_extension=False``:
@@ -458,12 +460,20 @@ def read_parquet(
     yields a column ``"<column>:<path>"`` with the Variant at that path (null where
     missing), reading only the Parquet columns the path needs. A Variant column named
     in ``paths`` is itself returned only if ``columns`` lists it. ``filesystem`` is an
-    optional ``pyarrow.fs.FileSystem``; ``path`` may also be a binary file object.
+    optional ``pyarrow.fs.FileSystem``; ``path`` may also be a binary file object, or an
+    object-store URI (``s3://bucket/key.parquet``, ...; read by ranges, configured from the
+    environment and ``storage_options``).
 
     Raises ``InvalidShreddedLayoutError`` for layouts the spec forbids,
     ``ParquetFooterError`` for unreadable files, ``StorageFileNotFoundError`` if the
     file does not exist and ``UnknownColumnError`` for unknown column names.
     """
+    if filesystem is None and isinstance(path, (str, os.PathLike)) and is_object_store_uri(path):
+        from varlake.io.uris import storage_for
+
+        storage, location = storage_for(path, storage_options)
+        with storage.open_read(location) as handle:
+            return read_parquet(handle, columns, variant_columns, paths, arrow_extension=arrow_extension)
     where = _source_name(path)
     pf, root = _open(path, filesystem)
     schema = _schema(pf)

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from varlake.errors import ShreddingError, StorageError
+from varlake.io.locations import is_object_store_uri
 from varlake.io.parquet_annotate import annotate_variant_bytes, annotate_variant_columns
 from varlake.io.storage import LocalStorage, Storage, temporary_name
 from varlake.shred.infer import infer_shredding_schema
@@ -249,6 +250,7 @@ def write_parquet(
     variant_columns: Sequence[str | Sequence[str]] | None = None,
     write_page_index: bool = False,
     storage: Storage | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> WriteResult:
     """Write ``table`` to ``path`` with its Variant columns shredded as asked.
 
@@ -260,7 +262,9 @@ def write_parquet(
     Raises ``ShreddingError`` for bad requests or data, ``StorageError`` if the file cannot
     be written; nothing is left at ``path`` on failure. With a ``storage`` other than the
     local file system (an object store) the file is encoded in memory and put whole
-    (``storage.write``): ``path`` is then a location of that storage.
+    (``storage.write``): ``path`` is then a location of that storage. Without ``storage``, an
+    object-store URI (``s3://bucket/key.parquet``, ``gs://``, ``az://``, ``memory://``) is
+    written to that store, configured from the environment and ``storage_options``.
     """
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
@@ -281,6 +285,10 @@ def write_parquet(
         metadata[SPARK_ROW_METADATA] = spark_json.encode()
     out = out.replace_schema_metadata(metadata)
     name = os.fspath(path)
+    if storage is None and is_object_store_uri(name):
+        from varlake.io.uris import storage_for
+
+        storage, name = storage_for(name, storage_options)
     options: dict[str, Any] = {
         "compression": compression,
         "compression_level": compression_level,
