@@ -1,6 +1,7 @@
 """Cost on an object store: varlake against delta-rs (``deltalake``) on the same S3 tables (MinIO).
 
-    .venv/bin/python bench/objectstore.py [--quick] [--runs 5] [--scan-runs 3] [--out bench]
+    .venv/bin/python bench/objectstore.py [--quick] [--runs 5] [--scan-runs 2] [--writer delta-rs|varlake]
+                                          [--out bench] [--render-only]
 
 Starts its own MinIO (``bench/minio_server.py``; objects kept in ``bench/.cache/objectstore``, so
 the shared table is built and uploaded once) and a counting HTTP proxy in its own process in
@@ -28,7 +29,9 @@ alternating, the literals (``K``, ``a``, ``b``) varied per run; the ratio is var
 Requests: one more run of each through the proxy. Targets (issue 30): load and plan within 1.5x
 of delta-rs's time; no request for a file skipped (data files read = files planned); a commit at
 most 3 requests beyond its data files. Writes ``OBJECTSTORE.md`` and ``objectstore.json`` (quick:
-``objectstore_quick.*``) into ``--out``.
+``OBJECTSTORE_QUICK.md``, ``objectstore_quick.json``; ``--writer varlake``: ``..._VARLAKE_WRITTEN``)
+into ``--out``, with the causes of varlake's extra requests and time (``causes``: traced and
+profiled, see there).
 """
 
 from __future__ import annotations
