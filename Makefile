@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install tools test demo bench bench-quick bench-scaling bench-components clean
+.PHONY: install tools test demo bench bench-quick bench-scaling bench-components bench-objectstore clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,14 @@ bench-components: $(STAMP)
 	$(PY) bench/skipping.py
 	$(PY) bench/spark_paths.py
 	$(PY) bench/checksums.py
+
+# Cost on an object store against delta-rs (issue 30, item 5): its own MinIO and a counting proxy;
+# the shared table (1,000 commits, 10,000 files) is built once into bench/.cache/objectstore.
+# Writes bench/OBJECTSTORE.md and objectstore.json; QUICK=1 for the 1,000-file table
+# (bench/OBJECTSTORE_QUICK.md).
+bench-objectstore: $(STAMP)
+	bash tools/minio.sh
+	$(PY) bench/objectstore.py $(if $(QUICK),--quick --runs 7,)
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache
