@@ -234,10 +234,10 @@ def _drive(kind: str, src: str, table: str, checkpoint: str, once: bool) -> None
 
         real = ingest.complete_quarantine
 
-        def paused(record):  # type: ignore[no-untyped-def]
+        def paused(record, *args):  # type: ignore[no-untyped-def]
             print(f"COMMIT table batch {record.batch}", flush=True)
             _pause(rng)
-            version = real(record)
+            version = real(record, *args)
             print(f"COMMIT quarantine batch {record.batch}", flush=True)
             return version
 

@@ -113,7 +113,7 @@ def test_killed_between_the_table_and_the_quarantine_commit_completes_the_quaran
     for i in range(4):
         write_input_file(src, i)
     real = ingest_module.complete_quarantine
-    monkeypatch.setattr(ingest_module, "complete_quarantine", lambda record: (_ for _ in ()).throw(Crash()))
+    monkeypatch.setattr(ingest_module, "complete_quarantine", lambda record, *args: (_ for _ in ()).throw(Crash()))
     with pytest.raises(Crash):
         ingest_json(spark, src, table, COLUMNS, shredding="off")
     assert sorted(committed_column(table, "id")) == expected(src)[0]  # the files are taken ...

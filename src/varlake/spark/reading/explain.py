@@ -140,8 +140,7 @@ def explain(
     if tables:
         if not isinstance(source, str):
             raise TypeError("with tables given, the second argument must be the SQL text")
-        opened = {name: open_table(spark, t, storage_options) for name, t in tables.items()}
-        prepared = prepare(spark, source, opened, versions)
+        prepared = prepare(spark, source, tables, versions, storage_options)
     else:
         if isinstance(source, str) and "{" in source:
             raise TableError("the query names {tables}: pass each table as a keyword argument")

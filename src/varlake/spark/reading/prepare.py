@@ -36,6 +36,7 @@ from varlake.spark.reading.scopes import QueryAnalysis
 from varlake.spark.reading.shared_views import SharedReads
 from varlake.spark.reading.sql import analyze, as_written, depends_on_tree, regenerate
 from varlake.spark.reading.verdict import Verdict
+from varlake.spark.session.object_store import open_table
 from varlake.table import Table
 
 __all__ = ["Analyses", "PreparedQuery", "TableSource", "prepare", "session_time_zone"]
@@ -61,12 +62,12 @@ class PreparedQuery:
         return self.sql != self.analysis.text
 
 
-def _as_table(name: str, source: TableSource) -> Table:
-    if isinstance(source, Table):
-        return source
-    if isinstance(source, (str, os.PathLike)):
-        return Table(source)
-    raise TableError(f"table {name!r}: expected a varlake Table or a path, got {type(source).__name__}")
+def _as_table(spark: Any, name: str, source: TableSource, storage_options: Mapping[str, str] | None) -> Table:
+    """The table a placeholder names: a ``Table`` as it is, else the one at the path or URI
+    (``session.object_store.open_table``: storage from the environment and ``storage_options``)."""
+    if not isinstance(source, (Table, str, os.PathLike)):
+        raise TableError(f"table {name!r}: expected a varlake Table or a path, got {type(source).__name__}")
+    return open_table(spark, source, storage_options)
 
 
 def session_time_zone(spark: Any) -> str:
@@ -74,7 +75,11 @@ def session_time_zone(spark: Any) -> str:
 
 
 def prepare(
-    spark: Any, query: str, tables: Mapping[str, TableSource], versions: Mapping[str, int] | None = None
+    spark: Any,
+    query: str,
+    tables: Mapping[str, TableSource],
+    versions: Mapping[str, int] | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> PreparedQuery:
     """Analyse the query, plan every table (skipping, read paths), rewrite the SQL.
 
@@ -82,7 +87,8 @@ def prepare(
     (placeholders replaced by view names) before anything else; a text Spark cannot parse
     raises Spark's own ``ParseException``, and sqlglot's analysis is used only if Spark
     reads sqlglot's regeneration of it as the same query -- otherwise the query runs as
-    written, every table read whole, no file skipped.
+    written, every table read whole, no file skipped. Tables named by path are opened only
+    after that verdict (with ``storage_options`` for object-store URIs).
     """
     versions = dict(versions or {})
     unknown = set(versions) - set(tables)
@@ -91,7 +97,7 @@ def prepare(
     text = substitute(query, tables)
     context = SharedReads.context(spark)
     verdict = None if (text, context) in _ANALYSES else Verdict(spark, text)  # a text Spark cannot parse fails here, as in spark.sql
-    resolved = {name: _as_table(name, source) for name, source in tables.items()}
+    resolved = {name: _as_table(spark, name, source, storage_options) for name, source in tables.items()}
     snapshots: dict[str, Snapshot] = {name: t.snapshot(versions.get(name)) for name, t in resolved.items()}
     analysis = _ANALYSES.analysis(spark, query, text, context, snapshots, verdict)
     tz = session_time_zone(spark)

@@ -54,7 +54,6 @@ from varlake.spark.reading.prepare import PreparedQuery, TableSource, prepare, s
 from varlake.spark.reading.rewrite import retarget
 from varlake.spark.reading.shared_views import SHARED_READS, clone_session
 from varlake.spark.session.local import is_classic
-from varlake.spark.session.object_store import open_table
 from varlake.spark.session.quiet import handled_errors_unlogged
 
 __all__ = ["read", "read_query", "run", "sql"]
@@ -148,8 +147,7 @@ def sql(
     shredded paths are read as plain Parquet columns. A path may be an object-store URI
     (``t="s3://bkt/t"``; ``s3a://`` the same) reached with ``storage_options``.
     """
-    opened = {name: open_table(spark, source, storage_options) for name, source in tables.items()}
-    return run(spark, prepare(spark, query, opened, versions))
+    return run(spark, prepare(spark, query, tables, versions, storage_options))
 
 
 def read(
