@@ -119,3 +119,17 @@ def test_plan_equals_the_per_file_check(spec, where) -> None:
                 assert t.stats == file_stats(t.add.stats, schema, t.add.partition_values)
                 assert t.residual == residuals.of(t.add.partition_values).filter
         assert plan == again
+
+
+def test_a_scan_given_a_snapshot_plans_it_without_listing_the_log(tmp_path: Path, monkeypatch) -> None:
+    import pyarrow as pa
+
+    table = Table.create(tmp_path / "t", "id bigint")
+    table.append(pa.table({"id": pa.array([1, 2], pa.int64())}))
+    held = table.snapshot()
+    table.append(pa.table({"id": pa.array([3], pa.int64())}))
+    assert len(table.scan("id > 0").plan().tasks) == 2  # the latest version, listed
+    monkeypatch.setattr(table.log, "snapshot", lambda *a, **k: (_ for _ in ()).throw(AssertionError("listed")))
+    plan = table.scan("id > 0", snapshot=held).plan()
+    assert plan.version == held.version and len(plan.tasks) == 1
+    assert table.scan(snapshot=held).to_arrow().column("id").to_pylist() == [1, 2]
