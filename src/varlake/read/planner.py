@@ -412,14 +412,13 @@ def plan_scan(
             idx = idx[~out]
         check.append(idx)
 
-    def stats_of(i: int) -> FileStats:
+    def with_dates(i: int) -> FileStats:
         stats = index.stats(i)
-        if date_keys:
-            tags = index.adds[i].tags
-            iso = iso_date_keys(tags, date_keys, mapping) if tags else None
-            if iso:
-                stats = replace(stats, variant_iso_dates=iso)
-        return stats
+        tags = index.adds[i].tags
+        iso = iso_date_keys(tags, date_keys, mapping) if tags else None
+        return replace(stats, variant_iso_dates=iso) if iso else stats
+
+    stats_of = with_dates if date_keys else index.stats
 
     def task(i: int) -> ScanTask:
         return ScanTask(
