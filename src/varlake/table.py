@@ -125,7 +125,9 @@ class Scan:
         if snapshot is None:
             snapshot = self.table.snapshot(self.version)
         elif self.version is not None and self.version != snapshot.version:
-            raise TableError(f"{self.table.path}: scan of version {self.version} given the snapshot of {snapshot.version}")
+            raise TableError(
+                f"{self.table.path}: scan of version {self.version} given the snapshot of version {snapshot.version}"
+            )
         return self.table.core.plan(snapshot, self.filter)
 
     def to_arrow(self) -> pa.Table:

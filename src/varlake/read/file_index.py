@@ -134,8 +134,9 @@ class FileIndex:
                     # an add carrying a DV in a table that does not declare the feature: its
                     # deleted rows cannot be trusted to be told apart
                     raise CorruptLogError(
-                        f"{root_location}: add {add.path!r} carries a deletionVector, but the table's protocol does "
-                        "not declare the deletionVectors feature; its deleted rows cannot be told apart, nothing was read"
+                        f"{root_location}: add {add.path!r} carries a deletionVector, but the table's protocol "
+                        "does not declare the deletionVectors feature; its deleted rows cannot be told apart, "
+                        "nothing was read"
                     )
                 dv = DeletionVector.parse(add.deletion_vector, f"{root_location}: add {add.path!r}")
             self.dvs.append(dv)

@@ -24,6 +24,11 @@ the writer proved to hold only ISO dates (``read.layout.iso_date_keys``), it is 
 ``FileStats.variant_iso_dates``, so its string bounds bound its dates and its cast
 cannot raise there (``expr.bounds``, ``expr.raising``).
 
+Planning costs O(files read) once a snapshot has been planned: what is decoded per file is
+kept per snapshot (``read.file_index``), the filter is folded once per set of partition
+values, integral bounds are compared with numpy before the per-file check, and the
+skipped files' tasks are built when the plan's skipped lists are first read.
+
 How a reader evaluates the residual so that it raises where Spark raises (row groups
 left unevaluated, extractions done on every row, the order of a row's checks) is in
 ``read.residual``; ``read.arrow_reader`` follows it, and Spark does it by itself.
@@ -388,7 +393,7 @@ def plan_scan(
     if bound is None:
         if index.plain_tasks is None:
             index.plain_tasks = tuple(
-                ScanTask(add, index.relative[i], index.stats(i), deletion_vector=index.dvs[i], logical_partition_values=index.logical[i])
+                ScanTask(add, index.relative[i], index.stats(i), None, index.dvs[i], index.logical[i])
                 for i, add in enumerate(index.adds)
             )
         return ScanPlan(snapshot.version, schema, partition_columns, None, index.plain_tasks, column_mapping=mapping)
@@ -421,9 +426,8 @@ def plan_scan(
     stats_of = with_dates if date_keys else index.stats
 
     def task(i: int) -> ScanTask:
-        return ScanTask(
-            index.adds[i], index.relative[i], stats_of(i), residual_of[group_of[i]].filter, index.dvs[i], index.logical[i]
-        )
+        residual = residual_of[group_of[i]].filter
+        return ScanTask(index.adds[i], index.relative[i], stats_of(i), residual, index.dvs[i], index.logical[i])
 
     unproven: dict[int, tuple[Term, ...]] = {}
     if check:
@@ -439,7 +443,9 @@ def plan_scan(
         keep.append(t)
         if i in unproven:
             put_back.append(PutBack(t, unproven[i]))
-    skipped = SkippedFiles(task, np.flatnonzero(place == PLACE_PARTITION_SKIPPED), np.flatnonzero(place == PLACE_STATS_SKIPPED))
+    skipped = SkippedFiles(
+        task, np.flatnonzero(place == PLACE_PARTITION_SKIPPED), np.flatnonzero(place == PLACE_STATS_SKIPPED)
+    )
     return ScanPlan(
         snapshot.version, schema, partition_columns, bound, tuple(keep), skipped, tuple(put_back), mapping,
     )
