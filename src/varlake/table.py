@@ -101,6 +101,9 @@ class Scan:
     columns: tuple[str, ...] | None = None
     version: int | None = None
     paths: Mapping[str, tuple[str, ...]] | None = None
+    #: the snapshot to plan on, held by the caller: no listing of the log to look for a
+    #: newer version (``version`` then must be None or its version)
+    snapshot: Snapshot | None = None
 
     def where(self, filter: str | Predicate) -> "Scan":
         return replace(self, filter=filter)
@@ -118,7 +121,13 @@ class Scan:
     def plan(self) -> ScanPlan:
         """The files to read and those skipped (by partition values, by statistics), and the
         files put back because a cast in the filter could raise on them (``read.plan_scan``)."""
-        snapshot = self.table.snapshot(self.version)
+        snapshot = self.snapshot
+        if snapshot is None:
+            snapshot = self.table.snapshot(self.version)
+        elif self.version is not None and self.version != snapshot.version:
+            raise TableError(
+                f"{self.table.path}: scan of version {self.version} given the snapshot of version {snapshot.version}"
+            )
         return self.table.core.plan(snapshot, self.filter)
 
     def to_arrow(self) -> pa.Table:
@@ -269,15 +278,18 @@ class Table:
         columns: Sequence[str] | None = None,
         version: int | None = None,
         paths: Mapping[str, Sequence[str]] | None = None,
+        snapshot: Snapshot | None = None,
     ) -> Scan:
         """A scan: ``filter`` (SQL text or expression), ``columns``, Variant ``paths``
-        (``{"v": ["$.a"]}``), ``version`` for time travel. Call ``.to_arrow()``."""
+        (``{"v": ["$.a"]}``), ``version`` for time travel, or a ``snapshot`` of this table the
+        caller holds (planned as it is, the log not listed again). Call ``.to_arrow()``."""
         return Scan(
             self,
             filter,
             tuple(columns) if columns is not None else None,
             version,
             {c: tuple(p) for c, p in paths.items()} if paths else None,
+            snapshot,
         )
 
     def to_duckdb(self, connection: Any, name: str, version: int | None = None) -> Any:

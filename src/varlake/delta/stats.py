@@ -398,13 +398,20 @@ def _schema_key(schema: StructType) -> str:
 
 @functools.lru_cache(maxsize=131072)
 def _file_stats_cached(stats: str, schema_text: str) -> FileStats:
-    return _file_stats(stats, _SCHEMA_BY_TEXT[schema_text], None)
+    return _file_stats(stats, _SCHEMA_BY_TEXT[schema_text], None, _leaves_of(schema_text))
+
+
+@functools.lru_cache(maxsize=256)
+def _leaves_of(schema_text: str) -> tuple[tuple[ColumnPath, DataType], ...]:
+    """``leaf_columns`` of a schema, by its text (once per schema, not once per file)."""
+    return tuple(leaf_columns(_SCHEMA_BY_TEXT[schema_text]))
 
 
 def _file_stats(
     stats: str | Mapping[str, Any] | None,
     schema: StructType,
     partition_values: Mapping[str, Any] | None,
+    leaves: tuple[tuple[ColumnPath, DataType], ...] | None = None,
 ) -> FileStats:
     parsed = parse_stats(stats)
     mins: dict[ColumnPath, Any] = {}
@@ -413,7 +420,7 @@ def _file_stats(
     vmin: dict[tuple[ColumnPath, str], VariantBound] = {}
     vmax: dict[tuple[ColumnPath, str], VariantBound] = {}
     min_values, max_values, null_count = parsed.get("minValues"), parsed.get("maxValues"), parsed.get("nullCount")
-    for path, t in leaf_columns(schema):
+    for path, t in leaves if leaves is not None else leaf_columns(schema):
         n = _get(null_count, path)
         if type(n) is int and 0 <= n <= LONG_MAX:
             nulls[path] = n

@@ -24,6 +24,11 @@ the writer proved to hold only ISO dates (``read.layout.iso_date_keys``), it is 
 ``FileStats.variant_iso_dates``, so its string bounds bound its dates and its cast
 cannot raise there (``expr.bounds``, ``expr.raising``).
 
+Planning costs O(files read) once a snapshot has been planned: what is decoded per file is
+kept per snapshot (``read.file_index``), the filter is folded once per set of partition
+values, integral bounds are compared with numpy before the per-file check, and the
+skipped files' tasks are built when the plan's skipped lists are first read.
+
 How a reader evaluates the residual so that it raises where Spark raises (row groups
 left unevaluated, extractions done on every row, the order of a row's checks) is in
 ``read.residual``; ``read.arrow_reader`` follows it, and Spark does it by itself.
@@ -32,18 +37,18 @@ left unevaluated, extractions done on every row, the order of a row's checks) is
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from varlake.delta import constants as C
 from varlake.delta.actions import AddFile
-from varlake.delta.column_mapping import ColumnMapping, column_mapping
+from varlake.delta.column_mapping import ColumnMapping
 from varlake.delta.deletion_vectors import DeletionVector
-from varlake.delta.paths import relative_data_path
 from varlake.delta.schema import PrimitiveType, StructType
 from varlake.delta.snapshot import Snapshot
-from varlake.delta.stats import file_stats
-from varlake.errors import CorruptLogError, UnsupportedFeatureError
+from varlake.errors import UnsupportedFeatureError
 from varlake.semantics.datetime_text import ISO_DATE_TARGETS
 from varlake.variant.path import VariantPath
 from varlake.expr import (
@@ -60,6 +65,7 @@ from varlake.expr import (
 )
 from varlake.expr.raising import cast_proofs
 from varlake.expr.visitors import referenced_columns, variant_gets
+from varlake.read.file_index import bound_conjunct, conjuncts, file_index
 from varlake.read.layout import iso_date_keys
 from varlake.read.residual import fold_partitions, row_group_guards
 
@@ -161,6 +167,55 @@ class PutBack:
         return "a cast in the filter could raise -- " + "; ".join(parts)
 
 
+class SkippedFiles:
+    """The files a plan skips, by partition values and by statistics: their ``ScanTask``s
+    are built when first read (``ScanPlan.skipped_by_partition``/``skipped_by_stats``), so a
+    plan costs nothing per skipped file until someone looks; counting them is free."""
+
+    __slots__ = ("_build", "_partition", "_stats", "_tasks")
+
+    def __init__(
+        self,
+        build: Callable[[int], ScanTask] | None = None,
+        by_partition: Sequence[int] = (),
+        by_stats: Sequence[int] = (),
+    ) -> None:
+        self._build = build
+        self._partition = by_partition
+        self._stats = by_stats
+        self._tasks: tuple[tuple[ScanTask, ...], tuple[ScanTask, ...]] | None = None
+
+    @property
+    def num_by_partition(self) -> int:
+        return len(self._partition)
+
+    @property
+    def num_by_stats(self) -> int:
+        return len(self._stats)
+
+    def tasks(self) -> tuple[tuple[ScanTask, ...], tuple[ScanTask, ...]]:
+        """(skipped by partition values, skipped by statistics), each in the snapshot's order."""
+        if self._tasks is None:
+            build = self._build
+            if build is None:
+                self._tasks = ((), ())
+            else:
+                self._tasks = (
+                    tuple(build(i) for i in np.asarray(self._partition).tolist()),
+                    tuple(build(i) for i in np.asarray(self._stats).tolist()),
+                )
+        return self._tasks
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SkippedFiles) and self.tasks() == other.tasks()
+
+    def __hash__(self) -> int:
+        return hash(self.tasks())
+
+
+NOTHING_SKIPPED = SkippedFiles()
+
+
 @dataclass(frozen=True)
 class ScanPlan:
     """Files to read and files skipped (and why), for one snapshot and one bound filter.
@@ -174,15 +229,28 @@ class ScanPlan:
     partition_columns: tuple[str, ...]
     filter: Predicate | None
     tasks: tuple[ScanTask, ...]
-    skipped_by_partition: tuple[ScanTask, ...] = ()
-    skipped_by_stats: tuple[ScanTask, ...] = ()
+    #: the files skipped (``skipped_by_partition``, ``skipped_by_stats``)
+    skipped_files: SkippedFiles = field(default=NOTHING_SKIPPED, repr=False)
     put_back: tuple[PutBack, ...] = ()
     #: how data files name columns (None: by display name) -- ``delta.column_mapping``
     column_mapping: ColumnMapping | None = field(default=None, repr=False, compare=False)
 
     @property
+    def skipped_by_partition(self) -> tuple[ScanTask, ...]:
+        return self.skipped_files.tasks()[0]
+
+    @property
+    def skipped_by_stats(self) -> tuple[ScanTask, ...]:
+        return self.skipped_files.tasks()[1]
+
+    @property
     def skipped(self) -> tuple[ScanTask, ...]:
         return self.skipped_by_partition + self.skipped_by_stats
+
+    @property
+    def num_skipped(self) -> int:
+        """``len(skipped)``, without building the skipped files' tasks."""
+        return self.skipped_files.num_by_partition + self.skipped_files.num_by_stats
 
     @property
     def put_back_tasks(self) -> tuple[ScanTask, ...]:
@@ -190,7 +258,7 @@ class ScanPlan:
 
     @property
     def total_files(self) -> int:
-        return len(self.tasks) + len(self.skipped)
+        return len(self.tasks) + self.num_skipped
 
 
 def partition_types(schema: StructType, partition_columns: tuple[str, ...]) -> dict[str, str]:
@@ -208,7 +276,7 @@ PLACE_READ, PLACE_PARTITION_SKIPPED, PLACE_STATS_SKIPPED, PLACE_PUT_BACK = range
 class _Residual:
     """One residual filter of a scan, compiled once: where a file goes given its statistics."""
 
-    __slots__ = ("filter", "casts", "fixed", "might_match", "_all_proven", "_guards", "_partitions", "_tz")
+    __slots__ = ("filter", "casts", "fixed", "might_match", "_all_proven", "_guards", "_partitions", "_tz", "_tests")
 
     def __init__(self, filter: Predicate, partitions: Mapping[str, str], tz: str) -> None:
         self.filter = filter
@@ -220,6 +288,7 @@ class _Residual:
         self._partitions = partitions
         self._tz = tz
         self._guards: tuple[SkippingEvaluator, ...] | None = None
+        self._tests: tuple[tuple[ColumnPath, str, int], ...] | None = None
         self._all_proven = _conjunction(tuple(p for _, p in self.casts))
 
     def unproven(self, stats: FileStats) -> tuple[Term, ...]:
@@ -235,6 +304,20 @@ class _Residual:
                 SkippingEvaluator(g, self._partitions, session_tz=self._tz) for g in row_group_guards(self.filter)
             )
         return any(not g.might_match(stats) for g in self._guards)
+
+    def bound_tests(self, partition_columns: Sequence[str]) -> tuple[tuple[ColumnPath, str, int], ...]:
+        """The top-level conjuncts ``column op literal`` the pre-filter evaluates on integral
+        bounds (``read.file_index``), each one that, false on a file's every row, puts the
+        file among the skipped by statistics: any such conjunct when the filter has no cast
+        (nothing could raise), else only the row-group guards (``guard_excludes``)."""
+        if self._tests is None:
+            candidates = conjuncts(self.filter)
+            if self.casts:
+                guards = row_group_guards(self.filter)
+                candidates = [c for c in candidates if c in guards]
+            found = (bound_conjunct(c, partition_columns) for c in candidates)
+            self._tests = tuple(t for t in found if t is not None)
+        return self._tests
 
     def place(self, stats: FileStats) -> tuple[int, tuple[Term, ...]]:
         """Where a file with these statistics goes, and the casts that put it back."""
@@ -296,60 +379,73 @@ def plan_scan(
     """Every live file of ``snapshot``, sorted into files to read and files skipped (see the module).
 
     ``root_location`` is the absolute location of the table root (paths are checked to stay in it).
+
+    The work per file is done once per snapshot (``read.file_index``); a plan folds the
+    filter once per set of partition values, drops files by integral bounds with numpy
+    (``FileIndex.excluded``: only files the per-file check would skip by statistics), checks
+    the rest one by one, and builds tasks for the files read (the skipped ones' when asked).
     """
     schema = snapshot.schema
     bound = bind_filter(filter, schema, session_tz)
-    residuals = (
-        Residuals(bound, partition_types(schema, tuple(snapshot.partition_columns)), session_tz)
-        if bound is not None
-        else None
-    )
-    keep: list[ScanTask] = []
-    by_partition: list[ScanTask] = []
-    by_stats: list[ScanTask] = []
-    put_back: list[PutBack] = []
-    protocol = snapshot.protocol
-    mapping = column_mapping(protocol, snapshot.metadata, schema)
-    dv_feature = protocol.min_reader_version >= 3 and C.DELETION_VECTORS in protocol.reader_feature_set
+    index = file_index(snapshot, root_location)
+    mapping = index.mapping
+    partition_columns = tuple(snapshot.partition_columns)
+    if bound is None:
+        if index.plain_tasks is None:
+            index.plain_tasks = tuple(
+                ScanTask(add, index.relative[i], index.stats(i), None, index.dvs[i], index.logical[i])
+                for i, add in enumerate(index.adds)
+            )
+        return ScanPlan(snapshot.version, schema, partition_columns, None, index.plain_tasks, column_mapping=mapping)
+    residuals = Residuals(bound, partition_types(schema, partition_columns), session_tz)
     date_keys = _date_keys(bound)
-    for add in snapshot.files:
-        rel = relative_data_path(add.path, root_location, f"add {add.path!r}")
-        dv = None
-        if add.deletion_vector is not None:
-            if not dv_feature:
-                # an add carrying a DV in a table that does not declare the feature: its
-                # deleted rows cannot be trusted to be told apart
-                raise CorruptLogError(
-                    f"{root_location}: add {add.path!r} carries a deletionVector, but the table's protocol does not "
-                    "declare the deletionVectors feature; its deleted rows cannot be told apart, nothing was read"
-                )
-            dv = DeletionVector.parse(add.deletion_vector, f"{root_location}: add {add.path!r}")
-        if mapping is None:
-            values, logical = add.partition_values, None
-            stats = file_stats(add.stats, schema, values)
-        else:  # the log keys partition values and statistics by physical names
-            values = logical = mapping.partition_values(add.partition_values, snapshot.partition_columns)
-            stats = mapping.file_stats(add.stats, values)
-        if date_keys and add.tags:
-            iso = iso_date_keys(add.tags, date_keys, mapping)
-            if iso:
-                stats = replace(stats, variant_iso_dates=iso)
-        if residuals is None:
-            keep.append(ScanTask(add, rel, stats, deletion_vector=dv, logical_partition_values=logical))
+    place = np.full(len(index), PLACE_READ, dtype=np.int8)
+    group_of = np.zeros(len(index), dtype=np.int64)
+    residual_of: list[_Residual] = []
+    check: list[np.ndarray] = []
+    for g, idx in enumerate(index.groups):
+        residual = residuals.of(index.values[int(idx[0])])
+        residual_of.append(residual)
+        group_of[idx] = g
+        if residual.fixed is not None:
+            place[idx] = residual.fixed
             continue
-        residual = residuals.of(values)
-        where, terms = residual.place(stats)
-        task = ScanTask(add, rel, stats, residual.filter, dv, logical)
-        if where == PLACE_READ:
-            keep.append(task)
-        elif where == PLACE_STATS_SKIPPED:
-            by_stats.append(task)
-        elif where == PLACE_PARTITION_SKIPPED:
-            by_partition.append(task)
-        else:
-            keep.append(task)
-            put_back.append(PutBack(task, terms))
+        tests = residual.bound_tests(partition_columns)
+        if tests:
+            out = index.excluded(tests, idx)
+            place[idx[out]] = PLACE_STATS_SKIPPED
+            idx = idx[~out]
+        check.append(idx)
+
+    def with_dates(i: int) -> FileStats:
+        stats = index.stats(i)
+        tags = index.adds[i].tags
+        iso = iso_date_keys(tags, date_keys, mapping) if tags else None
+        return replace(stats, variant_iso_dates=iso) if iso else stats
+
+    stats_of = with_dates if date_keys else index.stats
+
+    def task(i: int) -> ScanTask:
+        residual = residual_of[group_of[i]].filter
+        return ScanTask(index.adds[i], index.relative[i], stats_of(i), residual, index.dvs[i], index.logical[i])
+
+    unproven: dict[int, tuple[Term, ...]] = {}
+    if check:
+        for i in np.sort(np.concatenate(check)).tolist():
+            where, terms = residual_of[group_of[i]].place(stats_of(i))
+            place[i] = where
+            if where == PLACE_PUT_BACK:
+                unproven[i] = terms
+    keep: list[ScanTask] = []
+    put_back: list[PutBack] = []
+    for i in np.flatnonzero((place == PLACE_READ) | (place == PLACE_PUT_BACK)).tolist():
+        t = task(i)
+        keep.append(t)
+        if i in unproven:
+            put_back.append(PutBack(t, unproven[i]))
+    skipped = SkippedFiles(
+        task, np.flatnonzero(place == PLACE_PARTITION_SKIPPED), np.flatnonzero(place == PLACE_STATS_SKIPPED)
+    )
     return ScanPlan(
-        snapshot.version, schema, tuple(snapshot.partition_columns), bound,
-        tuple(keep), tuple(by_partition), tuple(by_stats), tuple(put_back), mapping,
+        snapshot.version, schema, partition_columns, bound, tuple(keep), skipped, tuple(put_back), mapping,
     )

@@ -259,7 +259,7 @@ class FileChanges:
             deletion_vector_bytes=dv_bytes,
             bytes_added=sum(a.size for a in new_adds) + dv_bytes,
             num_files_scanned=len(plan.tasks),
-            num_files_skipped=len(plan.skipped),
+            num_files_skipped=plan.num_skipped,
             **counts,
         )
         reads = ReadSet(frozenset(t.add.path for t in plan.tasks), added_file_matcher(snapshot, plan))
