@@ -72,7 +72,8 @@ _T = TypeVar("_T")
 
 #: ``open_read`` fetches a file of at most this many bytes whole, in one GET
 WHOLE_READ_BYTES = 8 * 1024 * 1024
-#: ... and of a larger one fetches the last this many bytes (its footer) in one GET
+#: ... and of a larger one fetches the last this many bytes (its footer) in one GET; at least the
+#: 64 kB pyarrow reads first of a footer
 TAIL_BYTES = 256 * 1024
 
 # Words of a store's answer that mean: slow down and try again.
