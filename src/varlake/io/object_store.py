@@ -438,13 +438,15 @@ class ObjectStorage(Storage):
         return self._info(self._call("stat", path, lambda: obstore.head(self._store, key)), path)
 
     def open_read(self, path: str, size: int | None = None) -> BinaryIO:
-        """A file object on ``path``: a file of at most ``WHOLE_READ_BYTES`` is fetched whole in
-        one GET and served from memory; a larger one is read by ranges, its last
-        ``TAIL_BYTES`` (the footer, usually) fetched once on the first read there. ``size``
-        (a log's ``add.size``) spares the HEAD that would look it up."""
+        """A file object on ``path``. Given its ``size`` (a log's ``add.size``: a reader about to
+        read the file's data), no HEAD looks it up, and a file of at most ``WHOLE_READ_BYTES`` is
+        fetched whole in one GET and served from memory. Otherwise (a larger file, or one whose
+        footer alone is wanted) it is read by ranges, its last ``TAIL_BYTES`` (the footer,
+        usually) fetched once on the first read there."""
+        whole = size is not None
         if size is None:
             size = self.info(path).size
-        if size <= WHOLE_READ_BYTES:
+        if whole and size <= WHOLE_READ_BYTES:
             return _WholeObject(self.read(path), self.location(path))  # type: ignore[return-value]
         return _RangeReader(self, path, size)  # type: ignore[return-value]
 
