@@ -24,7 +24,10 @@ runs), and a filter in which nothing can raise is evaluated vectorised
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -121,6 +124,34 @@ def read_file(
 def open_task(open_file: FileOpener, task: ScanTask) -> Any:
     """What pyarrow reads ``task``'s data file from (``open_file`` given the log's size of it)."""
     return open_file(task.relative_path, task.add.size)
+
+
+#: how many data files ``opened_ahead`` opens (on an object store: fetches) ahead of the reader
+OPEN_AHEAD = 8
+
+
+def opened_ahead(open_file: FileOpener, tasks: Sequence[ScanTask]) -> Iterator[Any]:
+    """``open_task`` of each task, in order, the next ``OPEN_AHEAD`` opened meanwhile in
+    threads: a small file on an object store is fetched whole when opened, so the round
+    trips overlap. An error opening a file is raised when its turn comes."""
+    if len(tasks) < 2:
+        for task in tasks:
+            yield open_task(open_file, task)
+        return
+    pool = ThreadPoolExecutor(max_workers=min(OPEN_AHEAD, len(tasks)), thread_name_prefix="varlake-open")
+    try:
+        pending: deque[Future[Any]] = deque()
+        upcoming = iter(tasks)
+        for task in islice(upcoming, OPEN_AHEAD):
+            pending.append(pool.submit(open_task, open_file, task))
+        while pending:
+            source = pending.popleft().result()
+            following = next(upcoming, None)
+            if following is not None:
+                pending.append(pool.submit(open_task, open_file, following))
+            yield source
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def read_opened(
@@ -332,11 +363,9 @@ def read_tasks(
     guard_evaluators: dict[Predicate, list[RowEvaluator]] = {}
     eager_evaluators: dict[Predicate, list[RowEvaluator]] = {}
     parts = []
-    for task in plan.tasks:
-        residual = task.residual if task.residual is not None else plan.filter
-        if isinstance(residual, AlwaysFalse):
-            continue
-        source = open_task(open_file, task)
+    residuals = [(t, t.residual if t.residual is not None else plan.filter) for t in plan.tasks]
+    to_read = [(t, r) for t, r in residuals if not isinstance(r, AlwaysFalse)]
+    for (task, residual), source in zip(to_read, opened_ahead(open_file, [t for t, _ in to_read])):
         part = read_opened(task, plan.schema, plan.partition_columns, source, needed, paths, plan.column_mapping)
         keep = _keep_mask(task, part.num_rows, deleted_rows)
         filtered = residual is not None and not isinstance(residual, AlwaysTrue) and part.num_rows
