@@ -1,6 +1,7 @@
 """Data files -> ``add`` actions: where a new file goes, and its ``AddFile`` with Delta
 statistics and its layout facts (the ``varlake.layout`` tags, ``io.layout_tag``, so that
-planners need not read the footer) read from its Parquet footer, size and time from ``Storage``.
+planners need not read the footer) read from its Parquet footer, size and time from the writer
+(else from ``Storage``).
 
 Both engines use it: ``Table`` for the files varlake's Parquet writer made, the Spark
 writer for the files Spark's made (on the executors when there are many).
