@@ -255,10 +255,10 @@ class Table:
         or written; a path that links out of the root is refused (``Storage.location_inside``)."""
         return self.core.open_file(relative_path)
 
-    def read_source(self, relative_path: str) -> Any:
+    def read_source(self, relative_path: str, size: int | None = None) -> Any:
         """What pyarrow reads the data file at ``relative_path`` from: its local path, or a
-        ranged file object on an object store."""
-        return self.core.read_source(relative_path)
+        file object on an object store (``size``, the log's ``add.size``, spares looking it up)."""
+        return self.core.read_source(relative_path, size)
 
     def deleted_rows(self, task: ScanTask) -> np.ndarray:
         """The row indexes (sorted ``uint64``) the deletion vector of a scan task deletes

@@ -502,3 +502,45 @@ def test_s3a_properties_follow_the_same_settings():
     assert with_token["fs.s3a.aws.credentials.provider"].endswith("TemporaryAWSCredentialsProvider")
     aws = StoreSettings("s3", {}, {}).s3a_properties()
     assert "fs.s3a.endpoint" not in aws and "fs.s3a.access.key" not in aws
+
+
+def test_open_read_fetches_a_small_file_whole_and_a_large_one_by_ranges(place, monkeypatch):
+    from varlake.io import object_store
+    from varlake.io.parquet_read import file_summary
+
+    storage, root, _uri, _ = place
+    if not isinstance(storage, ObjectStorage):
+        pytest.skip("only object stores count requests")
+    n = 30000
+    table = pa.table({"a": list(range(n)), "b": [f"s{i * 7919 % 100003}-{i}" for i in range(n)]})
+    sink = io.BytesIO()
+    pq.write_table(table, sink, row_group_size=n // 5)  # about 500 kB
+    data = sink.getvalue()
+    path = f"{root}/data/part-0.parquet"
+    storage.write(path, data)
+    # small, size known: one GET, no HEAD; the footer read any number of times from memory
+    storage.requests.clear()
+    with storage.open_read(path, len(data)) as handle:
+        assert file_summary(handle) == (["a", "b"], n)
+        assert pq.ParquetFile(handle).read().equals(table)
+    assert dict(storage.requests) == {"read": 1}
+    # size unknown (a footer reader): looked up first, then the tail alone serves the footer
+    storage.requests.clear()
+    with storage.open_read(path) as handle:
+        assert file_summary(handle) == (["a", "b"], n)
+        assert pq.ParquetFile(handle).metadata.num_rows == n
+    assert dict(storage.requests) == {"stat": 1, "read": 1}
+    # large: the tail (footer) in one GET however often it is read, then a GET a column chunk
+    monkeypatch.setattr(object_store, "WHOLE_READ_BYTES", 100 * 1024)
+    monkeypatch.setattr(object_store, "TAIL_BYTES", 64 * 1024)  # what pyarrow reads of a footer first
+    storage.requests.clear()
+    with storage.open_read(path, len(data)) as handle:
+        assert file_summary(handle) == (["a", "b"], n)
+        parquet = pq.ParquetFile(handle)
+        assert dict(storage.requests) == {"read": 1}
+        assert parquet.read().equals(table)
+        assert handle.seek(0) == 0 and handle.read(4) == b"PAR1" and handle.seek(0, io.SEEK_END) == len(data)
+        assert handle.seek(-4, io.SEEK_END) and handle.read() == b"PAR1" and handle.read() == b""
+    assert "stat" not in storage.requests and 1 < storage.requests["read"] <= 1 + 2 * 5 + 1
+    with pytest.raises(ValueError):
+        handle.read(4)

@@ -394,7 +394,7 @@ def test_stage_retirements_retires_positions_and_writes_new_rows(tmp_path: Path)
     snapshot = t.snapshot()
     plan = plan_scan(snapshot, t.log.root_location, "id < 20")
     (task,) = plan.tasks
-    found = RowMatcher(plan, t.open_file, t.deleted_rows).match(task)
+    found = RowMatcher(plan, t.read_source, t.deleted_rows).match(task)
     new = found.rows.slice(0, 1).set_column(0, "id", pa.array([500], pa.int64()))
     reads = ReadSet(frozenset({task.add.path}))
     staged = row_changes.stage_retirements(

@@ -45,9 +45,9 @@ class Recording(ArrowFiles):
             written.append(WrittenFile("part-empty.parquet", {}))
         return written
 
-    def file_facts(self, items: Any, files: FilePlan, footers: Any) -> Any:
+    def file_facts(self, items: Any, files: FilePlan, footers: Any, known: Any = None) -> Any:
         self.calls.append("file_facts")
-        return super().file_facts(items, files, footers)
+        return super().file_facts(items, files, footers, known)
 
 
 def test_the_steps_run_in_order_and_files_without_rows_are_dropped(tmp_path: Path) -> None:

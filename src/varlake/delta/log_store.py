@@ -9,6 +9,7 @@ again (unless a newer checkpoint makes that cheaper).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from varlake.delta import constants as C
@@ -111,8 +112,11 @@ class LogStore:
         listing = None
         if cached is not None and (version is None or version >= cached.version):
             listing = self.listing(from_version=cached.version)
-            if listing.commits.get(cached.version) != self._latest_file:
+            listed = listing.commits.get(cached.version)
+            if not _same_file(listed, self._latest_file):
                 cached, listing = None, None  # the log changed under us: start afresh
+            else:
+                self._latest_file = listed  # now with the store's own mtime
         if listing is None:
             listing = self._listing_for(version)
         known = cached.version if cached is not None else None
@@ -132,12 +136,21 @@ class LogStore:
             self._remember(snap, listing.commits.get(state.version))
         return snap
 
-    def adopt_state(self, state: TableState) -> Snapshot:
-        """A snapshot for a state this process just built (after a commit); cached as latest."""
-        try:
-            info = self.storage.info(self.commit_path(state.version))
-        except StorageFileNotFoundError:
-            info = None
+    def adopt_state(self, state: TableState, commit_size: int | None = None) -> Snapshot:
+        """A snapshot for a state this process just built (after a commit); cached as latest.
+
+        ``commit_size``: the size of the commit file this process has just put for
+        ``state.version``. Then nothing is asked of the store: the file's time is the local
+        clock's (as delta-rs and Delta Spark take it), and the next listing only checks the
+        file's path and size (and remembers the store's time). Without it the file is looked up."""
+        info: FileInfo | None
+        if commit_size is not None:
+            info = FileInfo(self.commit_path(state.version), commit_size, _UNKNOWN_MTIME)
+        else:
+            try:
+                info = self.storage.info(self.commit_path(state.version))
+            except StorageFileNotFoundError:
+                info = None
         snap = self._make_snapshot(state, info)
         self._remember(snap, info)
         return snap
@@ -163,5 +176,21 @@ class LogStore:
             if info and isinstance(info.get("inCommitTimestamp"), int):
                 return info["inCommitTimestamp"]
         if commit_file is not None:
+            if commit_file.mtime_ms == _UNKNOWN_MTIME:  # a commit this process has just put
+                said = state.commit_info.values.get("timestamp") if state.commit_info is not None else None
+                return said if isinstance(said, int) else int(time.time() * 1000)
             return commit_file.mtime_ms
         return self.commit_file_mtime(state.version)
+
+
+#: The mtime of a commit file this process has just put and not yet listed (``adopt_state``).
+_UNKNOWN_MTIME = -1
+
+
+def _same_file(listed: FileInfo | None, remembered: FileInfo | None) -> bool:
+    """Whether the listed commit file is the one remembered (its time unless not yet known)."""
+    if listed is None or remembered is None:
+        return listed == remembered
+    if remembered.mtime_ms == _UNKNOWN_MTIME:
+        return (listed.path, listed.size) == (remembered.path, remembered.size)
+    return listed == remembered

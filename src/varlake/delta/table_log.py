@@ -142,9 +142,10 @@ class DeltaLog:
         """All actions of the commit at ``version`` (ignored action types left out)."""
         return self.store.read_actions(version)
 
-    def adopt_state(self, state: TableState) -> Snapshot:
-        """A snapshot for a state this process just built (after a commit); cached as latest."""
-        return self.store.adopt_state(state)
+    def adopt_state(self, state: TableState, commit_size: int | None = None) -> Snapshot:
+        """A snapshot for a state this process just built (after a commit); cached as latest
+        (``LogStore.adopt_state``)."""
+        return self.store.adopt_state(state, commit_size)
 
     # --- writing -----------------------------------------------------------------------
 

@@ -388,9 +388,10 @@ def _commit(
             txnId=str(uuid.uuid4()),
         )
         info.update(commit_info or {})
-        if store.write_commit(attempt, serialize_commit(info, body_actions)):
+        body = serialize_commit(info, body_actions)
+        if store.write_commit(attempt, body):
             state = replay(state, [(attempt, [CommitInfo(info), *body_actions])], store.log_dir)
-            new_snapshot = store.adopt_state(state)
+            new_snapshot = store.adopt_state(state, commit_size=len(body))
             _maybe_checkpoint(store, new_snapshot)
             return CommitResult(attempt, new_snapshot, attempts)
         winners = store.read_commits_from(attempt)

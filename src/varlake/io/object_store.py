@@ -66,9 +66,15 @@ from varlake.io.storage import TEMP_PREFIX, FileInfo, Storage
 from varlake.io.locations import TableURI, parse_uri
 from varlake.io.store_settings import SINGLE_WRITER, StoreSettings
 
-__all__ = ["ObjectStorage", "SINGLE_WRITER"]
+__all__ = ["ObjectStorage", "SINGLE_WRITER", "TAIL_BYTES", "WHOLE_READ_BYTES"]
 
 _T = TypeVar("_T")
+
+#: ``open_read`` fetches a file of at most this many bytes whole, in one GET
+WHOLE_READ_BYTES = 8 * 1024 * 1024
+#: ... and of a larger one fetches the last this many bytes (its footer) in one GET; at least the
+#: 64 kB pyarrow reads first of a footer
+TAIL_BYTES = 256 * 1024
 
 # Words of a store's answer that mean: slow down and try again.
 _THROTTLED = ("SlowDown", "503", "429", "TooManyRequests", "Too Many Requests", "Service Unavailable", "RequestTimeout")
@@ -431,9 +437,18 @@ class ObjectStorage(Storage):
         key = self.key(path)
         return self._info(self._call("stat", path, lambda: obstore.head(self._store, key)), path)
 
-    def open_read(self, path: str) -> BinaryIO:
-        info = self.info(path)
-        return io.BufferedReader(_RangeReader(self, path, info.size), buffer_size=256 * 1024)  # type: ignore[return-value]
+    def open_read(self, path: str, size: int | None = None) -> BinaryIO:
+        """A file object on ``path``. Given its ``size`` (a log's ``add.size``: a reader about to
+        read the file's data), no HEAD looks it up, and a file of at most ``WHOLE_READ_BYTES`` is
+        fetched whole in one GET and served from memory. Otherwise (a larger file, or one whose
+        footer alone is wanted) it is read by ranges, its last ``TAIL_BYTES`` (the footer,
+        usually) fetched once on the first read there."""
+        whole = size is not None
+        if size is None:
+            size = self.info(path).size
+        if whole and size <= WHOLE_READ_BYTES:
+            return _WholeObject(self.read(path), self.location(path))  # type: ignore[return-value]
+        return _RangeReader(self, path, size)  # type: ignore[return-value]
 
     def open_write(self, path: str) -> BinaryIO:
         """Stream to ``path``: small objects in one PUT at close, large ones as a multipart
@@ -482,15 +497,30 @@ def _backoff(attempt: int) -> float:
     return random.uniform(0.05, min(5.0, 0.1 * 2**attempt))
 
 
+class _WholeObject(io.BytesIO):
+    """A small object fetched whole: a file object in memory that names its URI."""
+
+    def __init__(self, data: bytes, name: str) -> None:
+        super().__init__(data)
+        self.name = name  # what errors name
+
+    def size(self) -> int:
+        return len(self.getbuffer())
+
+
 class _RangeReader(io.RawIOBase):
-    """A seekable read-only file on an object: every read is one ranged GET (for Parquet footers)."""
+    """A seekable read-only file on a large object: a read inside its last ``TAIL_BYTES`` is
+    served from one GET of them (the footer and the reads around it), any other read is one
+    ranged GET of just its bytes (a column chunk)."""
 
     def __init__(self, storage: ObjectStorage, path: str, size: int) -> None:
         self._storage = storage
         self._path = path
         self._size = size
         self._pos = 0
-        self.name = storage.location(path)  # what errors name (``io.BufferedReader.name`` too)
+        self._tail_start = max(0, size - TAIL_BYTES)
+        self._tail: bytes | None = None
+        self.name = storage.location(path)  # what errors name
 
     def readable(self) -> bool:
         return True
@@ -518,15 +548,34 @@ class _RangeReader(io.RawIOBase):
         self._pos = pos
         return pos
 
+    def read(self, size: int | None = -1) -> bytes:
+        """Up to ``size`` bytes (all the rest if negative) in one request at most."""
+        end = self._size if size is None or size < 0 else min(self._size, self._pos + size)
+        data = self._fetch(end)
+        self._pos += len(data)
+        return data
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
-        end = min(self._size, self._pos + len(view))
-        if end <= self._pos:
-            return 0
-        data = self._storage.read_range(self._path, self._pos, end)
+        data = self._fetch(min(self._size, self._pos + len(view)))
         view[: len(data)] = data
         self._pos += len(data)
         return len(data)
+
+    def _fetch(self, end: int) -> bytes:
+        """Bytes ``[pos, end)``: from the tail when inside it, else one ranged GET."""
+        if self.closed:
+            raise ValueError("I/O operation on closed file")
+        if end <= self._pos:
+            return b""
+        if self._pos >= self._tail_start:
+            if self._tail is None:
+                self._tail = self._storage.read_range(self._path, self._tail_start, self._size)
+            return self._tail[self._pos - self._tail_start : end - self._tail_start]
+        return self._storage.read_range(self._path, self._pos, end)
 
 
 class _ObjectWriter(io.RawIOBase):

@@ -114,10 +114,12 @@ class Storage(abc.ABC):
         path that resolves outside ``root`` (``UnsafePathError``)."""
         return self.location(path)
 
-    def open_read(self, path: str) -> BinaryIO:
+    def open_read(self, path: str, size: int | None = None) -> BinaryIO:
         """A seekable binary file object on ``path`` for reading parts of it (a Parquet
-        footer); ``StorageFileNotFoundError`` if absent. The caller closes it. This
-        default reads the whole file; stores that can read ranges override it."""
+        footer); ``StorageFileNotFoundError`` if absent. The caller closes it. ``size``: the
+        file's size when the caller knows it (a log's ``add.size``), so that an object store
+        need not look it up. This default reads the whole file; stores that can read ranges
+        override it."""
         return io.BytesIO(self.read(path))
 
     def open_write(self, path: str) -> BinaryIO:
@@ -324,7 +326,7 @@ class LocalStorage(Storage):
             )
         return self.location(path)
 
-    def open_read(self, path: str) -> BinaryIO:
+    def open_read(self, path: str, size: int | None = None) -> BinaryIO:
         try:
             return open(self._os_path(path), "rb")
         except FileNotFoundError as exc:

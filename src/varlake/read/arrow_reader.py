@@ -24,7 +24,10 @@ runs), and a filter in which nothing can raise is evaluated vectorised
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -57,7 +60,10 @@ from varlake.semantics import partition_values
 from varlake.shred.nested import LIST_ELEMENT, MAP_VALUE, ArrowPath
 from varlake.shred.variant_columns import with_variant_extension
 
-FileOpener = Callable[[str], Any]
+#: what pyarrow reads a data file from, given its relative path and the size the log gives
+#: (``Table.read_source``: a local path, or a file object on an object store, that need not
+#: ask the store for the size)
+FileOpener = Callable[[str, "int | None"], Any]
 #: the deleted row indexes (sorted ``uint64``) of a task's deletion vector
 DeletedRows = Callable[[ScanTask], np.ndarray]
 VARIANT_ARROW_TYPE = variant_arrow_type()
@@ -112,10 +118,56 @@ def read_file(
     """Every row of the data file (deleted ones too, in file order), as ``read_task`` gives them:
     columns found by display name, or as ``mapping`` says (physical name / field id), in the
     table's types (``delta.column_mapping.to_table_type``: old files' types widened)."""
+    return read_opened(task, schema, partition_columns, open_task(open_file, task), columns, paths, mapping)
+
+
+def open_task(open_file: FileOpener, task: ScanTask) -> Any:
+    """What pyarrow reads ``task``'s data file from (``open_file`` given the log's size of it)."""
+    return open_file(task.relative_path, task.add.size)
+
+
+#: how many data files ``opened_ahead`` opens (on an object store: fetches) ahead of the reader
+OPEN_AHEAD = 8
+
+
+def opened_ahead(open_file: FileOpener, tasks: Sequence[ScanTask]) -> Iterator[Any]:
+    """``open_task`` of each task, in order, the next ``OPEN_AHEAD`` opened meanwhile in
+    threads: a small file on an object store is fetched whole when opened, so the round
+    trips overlap. An error opening a file is raised when its turn comes."""
+    if len(tasks) < 2:
+        for task in tasks:
+            yield open_task(open_file, task)
+        return
+    pool = ThreadPoolExecutor(max_workers=min(OPEN_AHEAD, len(tasks)), thread_name_prefix="varlake-open")
+    try:
+        pending: deque[Future[Any]] = deque()
+        upcoming = iter(tasks)
+        for task in islice(upcoming, OPEN_AHEAD):
+            pending.append(pool.submit(open_task, open_file, task))
+        while pending:
+            source = pending.popleft().result()
+            following = next(upcoming, None)
+            if following is not None:
+                pending.append(pool.submit(open_task, open_file, following))
+            yield source
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def read_opened(
+    task: ScanTask,
+    schema: StructType,
+    partition_columns: Sequence[str],
+    source: Any,
+    columns: Sequence[str] | None = None,
+    paths: Mapping[str, Sequence[str]] | None = None,
+    mapping: ColumnMapping | None = None,
+) -> pa.Table:
+    """``read_file`` of the data file already opened as ``source`` (``open_task``: one open of
+    a file on an object store serves its footer, its data and its row groups)."""
     target = to_arrow_schema(schema)
     wanted = list(columns) if columns is not None else target.names
     data_columns = [c for c in wanted if c not in partition_columns]
-    source = open_file(task.relative_path)
     try:
         names, file_rows = file_summary(source)  # the file's own count: a log's numRecords may lie
         available = set(names)
@@ -311,11 +363,10 @@ def read_tasks(
     guard_evaluators: dict[Predicate, list[RowEvaluator]] = {}
     eager_evaluators: dict[Predicate, list[RowEvaluator]] = {}
     parts = []
-    for task in plan.tasks:
-        residual = task.residual if task.residual is not None else plan.filter
-        if isinstance(residual, AlwaysFalse):
-            continue
-        part = read_file(task, plan.schema, plan.partition_columns, open_file, needed, paths, plan.column_mapping)
+    residuals = [(t, t.residual if t.residual is not None else plan.filter) for t in plan.tasks]
+    to_read = [(t, r) for t, r in residuals if not isinstance(r, AlwaysFalse)]
+    for (task, residual), source in zip(to_read, opened_ahead(open_file, [t for t, _ in to_read])):
+        part = read_opened(task, plan.schema, plan.partition_columns, source, needed, paths, plan.column_mapping)
         keep = _keep_mask(task, part.num_rows, deleted_rows)
         filtered = residual is not None and not isinstance(residual, AlwaysTrue) and part.num_rows
         if filtered:
@@ -323,7 +374,7 @@ def read_tasks(
             if guards is None:
                 guards = guard_evaluators[residual] = [RowEvaluator(g) for g in row_group_guards(residual)]
             if guards:
-                groups = evaluated_row_groups(part.num_rows, guards, open_file(task.relative_path), part)
+                groups = evaluated_row_groups(part.num_rows, guards, source, part)
                 keep = groups if keep is None else keep if groups is None else keep & groups
         if keep is not None:
             part = keep_rows(part, keep)

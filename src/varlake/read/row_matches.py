@@ -31,7 +31,7 @@ from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
 from varlake.expr import AlwaysFalse, AlwaysTrue, IsNotNull, Predicate, RowEvaluator, referenced_columns
 from varlake.expr.rows import row_variant_get
-from varlake.read.arrow_reader import DeletedRows, FileOpener, RowFilter, evaluated_row_groups, read_file
+from varlake.read.arrow_reader import DeletedRows, FileOpener, RowFilter, evaluated_row_groups, open_task, read_opened
 from varlake.read.planner import PLACE_PARTITION_SKIPPED, PLACE_STATS_SKIPPED, Residuals, ScanPlan, ScanTask, partition_types
 from varlake.read.residual import eager_terms, row_group_guards
 
@@ -97,7 +97,8 @@ class RowMatcher:
         """The rows of ``task``'s file and which of them its residual filter matches."""
         plan = self.plan
         columns = self.columns_for(task, all_columns)
-        rows = read_file(task, plan.schema, plan.partition_columns, self.open_file, columns, None, plan.column_mapping)
+        source = open_task(self.open_file, task)
+        rows = read_opened(task, plan.schema, plan.partition_columns, source, columns, None, plan.column_mapping)
         n = rows.num_rows
         if task.deletion_vector is not None:
             deleted = np.asarray(self.deleted_rows(task), dtype=np.uint64)
@@ -112,7 +113,7 @@ class RowMatcher:
         row_filter, guards, eager = self._compiled(residual)
         evaluated = live.copy()
         if guards:
-            groups = evaluated_row_groups(n, guards, self.open_file(task.relative_path), rows)
+            groups = evaluated_row_groups(n, guards, source, rows)
             if groups is not None:
                 evaluated &= groups
         names = {c.path[0] for c in referenced_columns(residual)}

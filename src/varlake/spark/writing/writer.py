@@ -301,7 +301,14 @@ class _SparkFiles:
             self.storage.delete(f"{directory}/{rel}")
         return [WrittenFile(f"{self.write_dir}/{rel}") for rel in written]
 
-    def file_facts(self, items: Sequence[tuple[str, str]], files: FilePlan, footers: Mapping[str, Any]) -> list[FileFacts]:
+    def file_facts(
+        self,
+        items: Sequence[tuple[str, str]],
+        files: FilePlan,
+        footers: Mapping[str, Any],
+        known: Mapping[str, tuple[int, int]] | None = None,
+    ) -> list[FileFacts]:
+        """Spark wrote the files, so their sizes and times are looked up (``known`` is unused)."""
         schema_json = files.file_schema.to_schema_string()
         if len(items) > EXECUTOR_STATS_THRESHOLD:
             rows = _facts_on_executors(self.spark, self.storage, items, schema_json, files.indexed)

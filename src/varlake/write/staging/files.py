@@ -1,6 +1,7 @@
 """Data files -> ``add`` actions: where a new file goes, and its ``AddFile`` with Delta
 statistics and its layout facts (the ``varlake.layout`` tags, ``io.layout_tag``, so that
-planners need not read the footer) read from its Parquet footer, size and time from ``Storage``.
+planners need not read the footer) read from its Parquet footer, size and time from the writer
+(else from ``Storage``).
 
 Both engines use it: ``Table`` for the files varlake's Parquet writer made, the Spark
 writer for the files Spark's made (on the executors when there are many).
@@ -60,10 +61,13 @@ def file_facts(
     schema_json: str,
     indexed: int,
     footers: Mapping[str, Any] | None = None,
+    known: Mapping[str, tuple[int, int]] | None = None,
 ) -> Iterator[FileFacts]:
     """Size, mtime, row count, Delta stats and layout tags of each ``(relative, storage path)`` file.
 
-    Size and time come from ``storage.info``; the footer from ``footers`` (already at hand)
+    Size and time come from ``known`` (``relative -> (size, mtime ms)``: the writer knows the
+    bytes it put, and takes the time from its clock as delta-rs and Delta Spark do; no request)
+    or else from ``storage.info``; the footer from ``footers`` (already at hand)
     or read through ``storage.open_read``, and so do the values of the string leaves whose
     footer bounds are ISO dates (``io.date_leaves``, for the tags). Runs on the driver or,
     through an RDD, on executors.
@@ -72,7 +76,11 @@ def file_facts(
 
     schema = parse_schema(schema_json)
     for relative, path in items:
-        info = storage.info(path)
+        facts = (known or {}).get(relative)
+        if facts is None:
+            info = storage.info(path)
+            facts = (info.size, info.mtime_ms)
+        size, mtime = facts
         meta = (footers or {}).get(relative)
         if meta is None:
             with storage.open_read(path) as handle:
@@ -80,7 +88,7 @@ def file_facts(
         # from the same footer (no second read); string leaves whose bounds are ISO dates are read
         tags = layout_tags(meta, path, _columns_of(storage, path))
         stats = stats_json(meta, schema, indexed)
-        yield relative, info.size, info.mtime_ms, meta.num_rows, stats, json.dumps(tags) if tags else None
+        yield relative, size, mtime, meta.num_rows, stats, json.dumps(tags) if tags else None
 
 
 def _columns_of(storage: Storage, path: str) -> ReadColumns:

@@ -51,7 +51,7 @@ class TableFormat(Protocol):
 
     def open_file(self, relative_path: str) -> str: ...
 
-    def read_source(self, relative_path: str) -> Any: ...
+    def read_source(self, relative_path: str, size: int | None = None) -> Any: ...
 
     def data_file(self, add: AddFile) -> str: ...
 
@@ -128,14 +128,15 @@ class DeltaCore:
     def open_file(self, relative_path: str) -> str:
         return self.storage.location_inside(self.root, f"{self.root}/{relative_path}")
 
-    def read_source(self, relative_path: str) -> Any:
+    def read_source(self, relative_path: str, size: int | None = None) -> Any:
         """What pyarrow reads the data file at ``relative_path`` from: its local path, or a
-        ranged file object on an object store (``Storage.open_read``)."""
+        file object on an object store (``Storage.open_read``; ``size``, the log's, spares
+        looking it up)."""
         location = self.open_file(relative_path)
         if isinstance(self.storage, LocalStorage):
             return location
         try:
-            return self.storage.open_read(location)
+            return self.storage.open_read(location, size)
         except StorageFileNotFoundError:
             raise DataFileMissingError(
                 f"data file {relative_path!r} is listed in the table log but missing from storage ({location})"

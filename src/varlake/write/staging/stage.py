@@ -24,6 +24,7 @@ and written, and where the facts are computed. Everything around it is here.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -111,11 +112,13 @@ class FilePlan:
 class WrittenFile:
     """A data file an engine wrote: its path relative to the root, its partition values
     when the engine knows them (else ``FileEngine.partition_values`` finds them) and its
-    Parquet footer when at hand (else it is read)."""
+    Parquet footer, size and mtime (ms) when at hand (else they are read and looked up)."""
 
     relative: str
     values: Mapping[str, str | None] | None = None
     footer: Any = None
+    size: int | None = None
+    mtime_ms: int | None = None
 
 
 class FileEngine(Protocol):
@@ -131,7 +134,13 @@ class FileEngine(Protocol):
 
     def write_files(self, data: Any, files: FilePlan) -> list[WrittenFile]: ...
 
-    def file_facts(self, items: Sequence[tuple[str, str]], files: FilePlan, footers: Mapping[str, Any]) -> list[FileFacts]: ...
+    def file_facts(
+        self,
+        items: Sequence[tuple[str, str]],
+        files: FilePlan,
+        footers: Mapping[str, Any],
+        known: Mapping[str, tuple[int, int]] | None = None,
+    ) -> list[FileFacts]: ...
 
     def partition_values(self, written: WrittenFile, files: FilePlan) -> Mapping[str, str | None]: ...
 
@@ -198,8 +207,9 @@ def _adds(engine: FileEngine, files: FilePlan, written: Sequence[WrittenFile]) -
     by_relative = {w.relative: w for w in written}
     items = [(w.relative, f"{root}/{w.relative}") for w in written]
     footers = {w.relative: w.footer for w in written if w.footer is not None}
+    known = {w.relative: (w.size, w.mtime_ms) for w in written if w.size is not None and w.mtime_ms is not None}
     adds, empty = [], []
-    for facts in engine.file_facts(items, files, footers):
+    for facts in engine.file_facts(items, files, footers, known):
         if facts[3] == 0:
             empty.append(facts[0])
             continue
@@ -255,11 +265,19 @@ class ArrowFiles:
             result = write_parquet(
                 rows, location, shredding=shredding or None, variant_columns=present, storage=self.storage
             )
-            out.append(WrittenFile(relative, values, result.metadata))
+            # size from the bytes written, time from the clock: no request to look them up
+            out.append(WrittenFile(relative, values, result.metadata, result.size, int(time.time() * 1000)))
         return out
 
-    def file_facts(self, items: Sequence[tuple[str, str]], files: FilePlan, footers: Mapping[str, Any]) -> list[FileFacts]:
-        return list(file_facts(self.storage, items, files.file_schema.to_schema_string(), files.indexed, footers=footers))
+    def file_facts(
+        self,
+        items: Sequence[tuple[str, str]],
+        files: FilePlan,
+        footers: Mapping[str, Any],
+        known: Mapping[str, tuple[int, int]] | None = None,
+    ) -> list[FileFacts]:
+        schema_json = files.file_schema.to_schema_string()
+        return list(file_facts(self.storage, items, schema_json, files.indexed, footers=footers, known=known))
 
     def partition_values(self, written: WrittenFile, files: FilePlan) -> Mapping[str, str | None]:
         return written.values or {}
