@@ -451,23 +451,19 @@ def causes(ops: dict[str, Any]) -> list[str]:
         d_ranges = d["requests"].get("GET data-range", 0) + d["requests"].get("GET data", 0)
         out.append(f"- {op}: {heads} HEADs ({heads / files:.1f} a file) and {ranges / files:.1f} ranged GETs a file "
                    f"(delta-rs: {d['requests'].get('HEAD data', 0)} HEADs, {d_ranges / max(d['data_files_read'], 1):.1f} GETs a file). "
-                   "Traced per file: `ObjectStorage.open_read` HEADs it for its size though the log's `add.size` has it; "
-                   "the footer is fetched twice (2 GETs each: length, then footer), by `file_summary` and again by "
-                   "`read_parquet`'s schema read, as nothing hands the first `FileMetaData` on; then the whole file is "
-                   "fetched twice, because `io.BufferedReader` over `_RangeReader` fills its 256 kB buffer from offset 0 for "
-                   "pyarrow's 4-byte magic read and drops it on the next seek. The files are read one after another "
-                   "(`read/arrow_reader.py` `read_tasks` loops over `plan.tasks`), so the time is the sum of the round "
-                   "trips; delta-rs reads them concurrently. Passing the known size to `open_read`, serving a small file "
-                   "(<= the buffer) from one GET, reusing the parsed footer (`pq.ParquetFile(..., metadata=...)`) and "
-                   "reading files in a thread pool would make it 1 GET a small file (2-3 a large one) and overlap them.")
+                   "How: `read_source` hands `open_read` the log's `add.size` (no HEAD); a file of up to 8 MB "
+                   "is fetched in one GET and served from memory, a larger one by ranges with its last 256 kB (the "
+                   "footer) fetched once; each file is opened once for its footer, data and row-group checks; "
+                   "`read_tasks` fetches the next 8 files ahead in a thread pool, results kept in order. (Before: "
+                   "1 HEAD and 6 ranged GETs a file -- a HEAD for the size, the footer twice, the whole file twice "
+                   "through a `BufferedReader` refilled from offset 0 -- read one file after another.)")
     a = ops["append"]["varlake"]["requests"]
     out.append(f"- append: {a['commit_requests']} requests beyond the data files' PUTs: "
                + ", ".join(f"{k} {n}" for k, n in a["requests"].items() if k != "PUT data")
-               + ". Traced: `write/staging/files.py` `file_facts` HEADs each data file just written for its size and "
-               "mtime (the writer knows the size; the time can be the commit's): one request a data file. The commit "
-               "itself is the listing that refreshes the snapshot before staging, the PUT of the commit and a HEAD of "
-               "that commit file in `delta/log_store.py` `adopt_state` (for the cached snapshot's file info; the PUT's "
-               "answer and the local clock would do). Without the HEADs it is listing + PUT = 2.")
+               + ". The commit is the listing that refreshes the snapshot before staging and the PUT of the "
+               "commit (put-if-absent). `file_facts` takes the size and time the Arrow writer already knows, and "
+               "`delta/log_store.py` `adopt_state` records the commit's path and size without a HEAD (before: a HEAD "
+               "of every data file just written and of the commit file).")
     return out
 
 
