@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -21,22 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from s3_server import free_port, minio_binary  # noqa: E402
+from s3_server import free_port, minio_binary, stop_process  # noqa: E402
 
 # Loopback only, a folder of the benchmark's own: fixed credentials keep the kept data readable.
 ACCESS_KEY = "varlake-bench"
 SECRET_KEY = "varlake-bench-secret"
-
-
-def _stop_pid(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    os.kill(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=15)
 
 
 @dataclass
@@ -94,7 +82,7 @@ class MinioServer:
             client.make_bucket(name)
 
     def stop(self) -> None:
-        _stop_pid(self.proc)
+        stop_process(self.proc)
 
 
 @dataclass
@@ -110,7 +98,7 @@ class RequestCounter:
         )  # fmt: skip
         line = proc.stdout.readline() if proc.stdout else ""
         if not line.startswith("PORT "):
-            _stop_pid(proc)
+            stop_process(proc)
             raise RuntimeError(f"request counter did not start: {line!r}")
         return cls(f"http://127.0.0.1:{int(line.split()[1])}", proc)
 
@@ -123,4 +111,4 @@ class RequestCounter:
         self.read(reset=True)
 
     def stop(self) -> None:
-        _stop_pid(self.proc)
+        stop_process(self.proc)

@@ -107,7 +107,8 @@ def _wait_healthy(endpoint: str, proc: subprocess.Popen, log: Path, timeout: flo
     raise RuntimeError(f"MinIO did not become healthy in {timeout:.0f} s:\n{log.read_text(errors='replace')[-3000:]}")
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def stop_process(proc: subprocess.Popen) -> None:
+    """Stop a server process by its pid: SIGTERM, then SIGKILL after 15 s."""
     if proc.poll() is not None:
         return
     os.kill(proc.pid, signal.SIGTERM)
@@ -141,4 +142,4 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory):
         server.client().make_bucket(server.bucket)
         yield server
     finally:
-        _stop(proc)
+        stop_process(proc)
