@@ -1,0 +1,1 @@
+"""The reference implementations as oracles: each runs in its own long-lived process."""
