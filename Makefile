@@ -14,11 +14,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The test S3 server (MinIO, built from source with Go) and Spark's S3A connector (from Maven
-# Central), and the delta-spark oracle (a side virtualenv with PySpark 4.2 and delta-spark 4.4, its
+# The test S3 server (MinIO, built from source with Go), the Azure Blob server (Azurite, from npm),
+# Spark's S3A connector (from Maven Central) and the delta-spark oracle (a side virtualenv with PySpark 4.2 and delta-spark 4.4, its
 # JARs from Maven Central), cached in ~/.cache/varlake: the first run takes a few minutes, later ones nothing.
 tools:
 	bash tools/minio.sh
+	bash tools/azurite.sh
 	bash tools/s3a.sh
 	bash tools/delta_oracle.sh
 
