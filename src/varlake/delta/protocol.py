@@ -112,11 +112,12 @@ WRITER_SUPPORTED = READER_SUPPORTED | frozenset(
 
 #: ``varlake.compatibility`` values -> the reader table features those readers read, as
 #: probed (tests/table/test_reader_compatibility.py): ``deltalake`` 1.6's
-#: ``DeltaTable.to_pyarrow_table`` and Polars 1.44's ``read_delta``/``scan_delta`` read
-#: column mapping, timestamp_ntz and (unshredded) Variant; deltalake refuses
-#: ``deletionVectors`` (Polars reads them), both refuse ``variantShredding`` and ``typeWidening``.
+#: ``DeltaTable.to_pyarrow_table`` reads reader version 3 only with ``timestampNtz`` and
+#: ``variantType``; it refuses ``deletionVectors`` (Polars 1.44 reads them), both refuse
+#: ``variantShredding`` and ``typeWidening``, and both read a column-mapped table (name or
+#: id mode, reader version 2) as all nulls -- a wrong answer, so it is refused too.
 COMPATIBILITY_READER_FEATURES: dict[str, frozenset[str]] = {
-    "deltalake": frozenset({C.COLUMN_MAPPING, C.TIMESTAMP_NTZ, C.VARIANT_TYPE}),
+    "deltalake": frozenset({C.TIMESTAMP_NTZ, C.VARIANT_TYPE}),
 }
 
 #: What a new table of each compatibility starts with (a property the caller sets wins,
@@ -126,7 +127,7 @@ _COMPATIBILITY_DEFAULTS: dict[str, dict[str, str]] = {
 }
 
 #: The property that brings in each reader feature (for the refusal's message).
-_FEATURE_PROPERTY = {
+_FEATURE_PROPERTY = {  # (columnMapping: delta.columnMapping.mode, named in its own message)
     C.DELETION_VECTORS: C.PROP_ENABLE_DELETION_VECTORS,
     C.VARIANT_SHREDDING: C.PROP_ENABLE_VARIANT_SHREDDING,
     C.TYPE_WIDENING: PROP_ENABLE_TYPE_WIDENING,
@@ -168,9 +169,12 @@ def _check_compatibility(reader: set[str], protocol: Protocol, cfg: dict[str, st
     name = compatibility(cfg)
     if name is None:
         return
-    for feature in sorted((reader | _reader_features(protocol)) - COMPATIBILITY_READER_FEATURES[name]):
+    declared = {C.canonical_feature(f) for f in _reader_features(protocol)}
+    for feature in sorted((reader | declared) - COMPATIBILITY_READER_FEATURES[name]):
         prop = _FEATURE_PROPERTY.get(feature)
         cause = f" (set by {prop}=true)" if prop and config.is_true(cfg, prop) else ""
+        if feature == C.COLUMN_MAPPING:
+            cause = " (they read a column-mapped table's columns as nulls)"
         raise InvalidTablePropertyError(
             f"{where}: the table has {C.PROP_COMPATIBILITY}={name}, whose readers cannot read "
             f"reader table feature {feature}{cause}"
