@@ -163,6 +163,7 @@ def test_column_mapping_is_refused_because_its_readers_read_nulls(tmp_path: Path
     nulls = [{"id": None, "n": None}] * 3
     assert deltalake.DeltaTable(str(root)).to_pyarrow_table().to_pylist() == nulls
     assert pl.read_delta(str(root)).to_dicts() == nulls
+    assert _duckdb_over_deltalake(root) == _rows(pa.Table.from_pylist(nulls))
     assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [0, 1, 2]
 
 
@@ -214,12 +215,14 @@ def test_default_tables_give_each_reader_its_named_refusal(tmp_path: Path) -> No
     t.delete("id = 2")
     with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="reader feature 'deletionVectors'"):
         deltalake.DeltaTable(str(plain)).to_pyarrow_table()
+    with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="reader feature 'deletionVectors'"):
+        deltalake.DeltaTable(str(plain)).to_pyarrow_dataset()  # what DuckDB would be handed
     assert _polars(plain) == _varlake(plain)  # Polars applies deletion vectors itself
 
     variant = tmp_path / "variant"  # unshredded, but its files carry the VARIANT annotation
     t = Table.create(variant, "id bigint, v variant", properties={C.PROP_ENABLE_DELETION_VECTORS: "false"})
     t.append([{"id": 1, "v": {"a": 1}}])
-    assert _deltalake(variant) == _varlake(variant)
+    assert _deltalake(variant) == _varlake(variant) == _duckdb_over_deltalake(variant)
     with pytest.raises(pl.exceptions.ComputeError, match="LogicalType union has no variant set"):
         pl.read_delta(str(variant))
 
@@ -229,12 +232,16 @@ def test_default_tables_give_each_reader_its_named_refusal(tmp_path: Path) -> No
     with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="reader features: \\{'variantShredding'\\}"):
         deltalake.DeltaTable(str(shredded)).to_pyarrow_table()
     with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="'variantShredding'"):
+        deltalake.DeltaTable(str(shredded)).to_pyarrow_dataset()
+    with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="'variantShredding'"):
         pl.read_delta(str(shredded))
 
     widened = tmp_path / "widened"
     Table.create(widened, "id int", properties={"delta.enableTypeWidening": "true"}).append([{"id": 1}])
     with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="'typeWidening'"):
         deltalake.DeltaTable(str(widened)).to_pyarrow_table()
+    with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="'typeWidening'.*polars delta scanner"):
+        pl.read_delta(str(widened))
 
 
 def test_duckdb_delta_scan(tmp_path: Path) -> None:
