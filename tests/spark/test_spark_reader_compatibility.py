@@ -77,3 +77,24 @@ def test_spark_writes_dml_and_optimize_keep_the_table_readable(spark, tmp_path: 
     assert _check(root) == rows
     with pytest.raises(TableError, match="does not set delta.enableVariantShredding=true"):
         vs.write(_frame(spark, range(50, 51), "c"), str(root), shredding="id bigint")
+
+
+def test_cli_ingest_creates_a_compatibility_table(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    from typer.testing import CliRunner
+
+    from varlake.cli import app
+
+    src = tmp_path / "events.jsonl"
+    src.write_text("\n".join([json.dumps({"kind": "ab"[i % 2], "n": i}) for i in range(20)] + ["{not json"]) + "\n")
+    table = tmp_path / "t"
+    args = ["ingest", str(src), str(table), "-c", "kind=$.kind::string", "--partition-by", "kind", "--compatibility", "deltalake",
+            "--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=2", "-f", "json"]  # fmt: skip
+    r = CliRunner().invoke(app, args, catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    for root, n in ((table, 20), (tmp_path / "t_quarantine", 1)):
+        assert Table(root).properties[C.PROP_COMPATIBILITY] == "deltalake"
+        assert deltalake.DeltaTable(str(root)).to_pyarrow_table().num_rows == n == pl.read_delta(str(root)).height
+    docs = pl.read_delta(str(table))["doc"].to_list()
+    assert sorted(Variant(d["metadata"], d["value"]).to_python()["n"] for d in docs) == list(range(20))
+    bad = CliRunner().invoke(app, ["ingest", str(src), str(tmp_path / "u"), "--compatibility", "nope", "--master", "local[2]"])
+    assert bad.exit_code == 1 and "must be one of: deltalake" in bad.output
