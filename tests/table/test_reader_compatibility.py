@@ -100,7 +100,8 @@ def _check_table_stays_compatible(t: Table) -> None:
 
 def test_compatibility_table_is_read_by_deltalake_polars_and_duckdb_through_every_change(tmp_path: Path) -> None:
     root = tmp_path / "t"
-    t = Table.create(root, SCHEMA, partition_by=["p"], compatibility=COMPAT)
+    ict = {C.PROP_ENABLE_ICT: "true"}  # in-commit timestamps: a writer feature, read by all
+    t = Table.create(root, SCHEMA, partition_by=["p"], properties=ict, compatibility=COMPAT)
     assert t.properties[C.PROP_ENABLE_DELETION_VECTORS] == "false"
     assert t.properties[C.PROP_ENABLE_VARIANT_SHREDDING] == "false"
     for start in (0, 10, 20):
@@ -128,6 +129,8 @@ def test_compatibility_table_is_read_by_deltalake_polars_and_duckdb_through_ever
     t.checkpoint()
     assert (root / "_delta_log" / f"{Table(root).version:020d}.checkpoint.parquet").exists()
     t.append(_batch(range(100, 103)))
+    assert len(_check_readers(root)) == 34
+    t.optimize(cluster_by=["v:id::int"])  # clustering: writer features only (domainMetadata, clustering)
     assert len(_check_readers(root)) == 34
     _check_table_stays_compatible(t)
     # every version deltalake time-travels to reads as varlake's
