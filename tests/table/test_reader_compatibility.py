@@ -220,6 +220,8 @@ def test_default_tables_give_each_reader_its_named_refusal(tmp_path: Path) -> No
         deltalake.DeltaTable(str(plain)).to_pyarrow_table()
     with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="reader feature 'deletionVectors'"):
         deltalake.DeltaTable(str(plain)).to_pyarrow_dataset()  # what DuckDB would be handed
+    query = deltalake.QueryBuilder().register("t", deltalake.DeltaTable(str(plain))).execute("SELECT * FROM t")
+    assert _rows(pa.table(query.read_all())) == _varlake(plain)  # its DataFusion reader applies them
     assert _polars(plain) == _varlake(plain)  # Polars applies deletion vectors itself
 
     variant = tmp_path / "variant"  # unshredded, but its files carry the VARIANT annotation
@@ -243,6 +245,8 @@ def test_default_tables_give_each_reader_its_named_refusal(tmp_path: Path) -> No
     Table.create(widened, "id int", properties={"delta.enableTypeWidening": "true"}).append([{"id": 1}])
     with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="'typeWidening'"):
         deltalake.DeltaTable(str(widened)).to_pyarrow_table()
+    with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="'typeWidening'"):
+        deltalake.DeltaTable(str(widened)).to_pyarrow_dataset()
     with pytest.raises(deltalake.exceptions.DeltaProtocolError, match="'typeWidening'.*polars delta scanner"):
         pl.read_delta(str(widened))
 
