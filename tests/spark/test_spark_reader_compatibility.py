@@ -77,6 +77,12 @@ def test_spark_writes_dml_and_optimize_keep_the_table_readable(spark, tmp_path: 
     assert _check(root) == rows
     with pytest.raises(TableError, match="does not set delta.enableVariantShredding=true"):
         vs.write(_frame(spark, range(50, 51), "c"), str(root), shredding="id bigint")
+    # without the property Spark annotates its Variant groups, which Polars cannot parse
+    plain = tmp_path / "plain"
+    vs.write(_frame(spark, range(3), "a"), str(plain), shredding="off", properties={C.PROP_ENABLE_DELETION_VECTORS: "false"})
+    assert _rows(deltalake.DeltaTable(str(plain)).to_pyarrow_table()) == _rows(Table(plain).scan().to_arrow())
+    with pytest.raises(pl.exceptions.ComputeError, match="LogicalType union has no variant set"):
+        pl.read_delta(str(plain))
 
 
 def test_cli_ingest_creates_a_compatibility_table(spark, tmp_path: Path) -> None:  # noqa: ANN001
