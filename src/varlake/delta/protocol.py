@@ -26,7 +26,7 @@ which Polars cannot parse) is ``annotates_variant``.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable, Mapping
 
 from varlake.delta import config
 from varlake.delta import constants as C
@@ -134,7 +134,7 @@ _FEATURE_PROPERTY = {  # (columnMapping: delta.columnMapping.mode, named in its 
 }
 
 
-def compatibility(cfg: dict[str, str] | Any) -> str | None:
+def compatibility(cfg: Mapping[str, str]) -> str | None:
     """The table's ``varlake.compatibility`` (``None``: none); an unknown value raises
     ``InvalidTablePropertyError``."""
     value = cfg.get(C.PROP_COMPATIBILITY)
@@ -147,7 +147,7 @@ def compatibility(cfg: dict[str, str] | Any) -> str | None:
     return name
 
 
-def compatibility_properties(properties: dict[str, str] | Any) -> dict[str, str]:
+def compatibility_properties(properties: Mapping[str, str]) -> dict[str, str]:
     """``properties`` of a new table with its compatibility's defaults filled in (the same
     properties when it has none)."""
     out = dict(properties)
@@ -157,7 +157,7 @@ def compatibility_properties(properties: dict[str, str] | Any) -> dict[str, str]
     return out
 
 
-def annotates_variant(cfg: dict[str, str] | Any) -> bool:
+def annotates_variant(cfg: Mapping[str, str]) -> bool:
     """Whether new data files mark Variant groups with Parquet's ``VARIANT`` logical type:
     not on a compatibility table (Polars 1.44 fails on the annotation: "LogicalType union
     has no variant set"; unannotated, it and deltalake read a Variant as
