@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from varlake.delta.actions import AddFile, Metadata
+from varlake.delta.constants import PROP_COMPATIBILITY
 from varlake.delta.ddl import as_struct_type
 from varlake.delta.schema import StructType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
@@ -195,11 +196,18 @@ class Table:
         storage: Storage | None = None,
         storage_options: Mapping[str, str] | None = None,
         exist_ok: bool = False,
+        compatibility: str | None = None,
     ) -> "Table":
         """Create a table (``schema`` as DDL text, an Arrow schema or a StructType).
 
         With ``delta.columnMapping.mode`` ``name`` or ``id`` in ``properties`` every field
-        gets an id and a physical name (``delta.column_mapping.assign_column_mapping``)."""
+        gets an id and a physical name (``delta.column_mapping.assign_column_mapping``).
+        ``compatibility="deltalake"`` (the table property ``varlake.compatibility``) keeps
+        the table readable by ``deltalake`` 1.6 and Polars for good: no deletion vectors
+        (DELETE/UPDATE/MERGE rewrite files), no shredding, Variant groups unannotated; a
+        later change that would break that is refused (``delta.protocol.compatibility``)."""
+        if compatibility is not None:
+            properties = {**(properties or {}), PROP_COMPATIBILITY: compatibility}
         struct = as_struct_type(schema)
         location = locate(path, storage, storage_options)
         DeltaCore.create(
