@@ -326,6 +326,25 @@ class CorruptDeletionVectorError(TableError):
     does not match its descriptor's ``cardinality``; names the table, data file and DV."""
 
 
+class HudiError(TableError):
+    """A Hudi table (``.hoodie/``) cannot be read as asked; names the table and what."""
+
+
+class UnsupportedHudiFeatureError(HudiError, UnsupportedFeatureError):
+    """A Hudi table uses a feature varlake does not read (Lance, ORC or HFile base files,
+    bootstrap, a table version outside 6..9); names the table and the feature."""
+
+
+class CorruptHudiTimelineError(HudiError):
+    """A Hudi timeline instant or ``hoodie.properties`` cannot be parsed (bad name, bad JSON
+    or Avro commit metadata); names the file."""
+
+
+class HudiInstantNotFoundError(HudiError):
+    """A time-travel or incremental read names an instant the timeline cannot serve (before
+    the table's first commit, or not a timestamp); names the table and the instant."""
+
+
 class ColumnMappingError(TableError):
     """A column-mapped table (``delta.columnMapping.mode`` ``name``/``id``) cannot be resolved:
     a field lacks its physical name or id, or an ``id``-mode data file has no field ids."""
