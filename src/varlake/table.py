@@ -45,6 +45,7 @@ from varlake.write import (
     variant_columns,
 )
 from varlake.write.staging.formats import DeltaCore
+from varlake.write.staging.hudi_format import HudiCore, hudi_slice_merger, is_hudi_table
 from varlake.write.staging.stage import to_arrow_table
 
 __all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "TableLocation", "locate", "to_arrow_table"]
@@ -158,7 +159,8 @@ class Scan:
 
 
 class Table:
-    """A Delta table with Variant support at ``path`` (local filesystem by default).
+    """A Delta table with Variant support at ``path`` (local filesystem by default); a Hudi
+    table there (``.hoodie/``) is opened read-only (``write.staging.hudi_format.HudiCore``).
 
     A facade over the table's format (``core``, a ``write.staging.formats.DeltaCore``):
     snapshots, files, staging and commits go through it; ``Table`` adds scans, engines'
@@ -173,9 +175,16 @@ class Table:
         storage_options: Mapping[str, str] | None = None,
     ) -> None:
         location = locate(path, storage, storage_options)
-        self.core = DeltaCore(location.storage, location.root)
         self.storage = location.storage
         self.path = location.root
+        if is_hudi_table(location.storage, location.root) and not location.storage.exists(
+            f"{location.root}/_delta_log/00000000000000000000.json"
+        ):
+            # a Hudi table (``.hoodie/``): read-only, merge-on-read slices merged
+            self.core: Any = HudiCore(location.storage, location.root, merge_slice=hudi_slice_merger())
+            self.log: Any = self.core.log
+            return
+        self.core = DeltaCore(location.storage, location.root)
         self.log = self.core.log
         self.log.latest_version()  # TableNotFoundError early
 
