@@ -1,0 +1,1 @@
+"""Apache Hudi tables: timeline, file groups, merge-on-read log files."""
