@@ -7,7 +7,7 @@ import re
 import zipfile
 from pathlib import Path
 
-TESTDATA = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "hudi"
+TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "hudi"
 if not TESTDATA.is_dir():  # a worktree beside the main checkout
     TESTDATA = Path("/work/shared/testdata/hudi")
 
