@@ -26,6 +26,7 @@ from hudi_log_tables import (
     unzip_table,
 )
 from varlake.errors import HudiLogUnsupportedError
+from varlake.hudi.log_blocks import decode_data_block, decode_delete_block
 from varlake.hudi.log_format import BlockType, parse_log_file
 from varlake.hudi.log_merge import infer_merge_mode, merge_file_slice
 
@@ -62,14 +63,14 @@ def test_every_log_file_parses(tables: dict[str, Path], zip_path: Path) -> None:
             assert block.block_type != BlockType.CORRUPT, path
             assert block.instant_time and block.instant_time.isdigit()
             if block.block_type == BlockType.DELETE:
-                deletes = block.delete_records()
+                deletes = decode_delete_block(block)
                 assert all(d.record_key for d in deletes)
                 assert deletes or ".hoodie" in path.parts  # the metadata table writes empty ones
             elif block.block_type == BlockType.HFILE_DATA:
                 with pytest.raises(HudiLogUnsupportedError, match="HFile"):
-                    block.records()
+                    decode_data_block(block)
             elif block.is_data:
-                records = block.records()
+                records = decode_data_block(block)
                 assert records.num_rows > 0
                 assert "_hoodie_record_key" in records.column_names
             seen += 1

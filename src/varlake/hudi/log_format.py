@@ -20,7 +20,7 @@ the next magic and reports a ``CORRUPT`` block, which merging ignores. Anything 
 does not parse raises ``HudiLogFormatError`` naming the file and byte offset.
 
 Parsing frames blocks and reads their headers only; contents are decoded on demand
-(``LogBlock.records()`` / ``LogBlock.delete_records()``), so blocks of instants that do
+(``log_blocks.decode_data_block`` / ``decode_delete_block``), so blocks of instants that do
 not count are never decoded.
 """
 
@@ -138,18 +138,6 @@ class LogBlock:
 
     def where(self) -> str:
         return f"{self.file} block at byte {self.offset}"
-
-    def records(self):  # type: ignore[no-untyped-def]
-        """The block's records as an Arrow table (data blocks); see ``hudi.log_blocks``."""
-        from varlake.hudi.log_blocks import decode_data_block
-
-        return decode_data_block(self)
-
-    def delete_records(self):  # type: ignore[no-untyped-def]
-        """The block's ``DeleteRecord`` list (delete blocks); see ``hudi.log_blocks``."""
-        from varlake.hudi.log_blocks import decode_delete_block
-
-        return decode_delete_block(self)
 
 
 def _missing_command(block: LogBlock) -> CommandType:

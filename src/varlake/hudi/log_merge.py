@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from varlake.errors import HudiLogMergeError, HudiLogUnsupportedError
+from varlake.hudi.log_blocks import decode_data_block, decode_delete_block
 from varlake.hudi.log_format import BlockType, CommandType, LogBlock, LogFile, parse_log_file_name
 from varlake.shred.arrow_extension import VariantExtensionType
 
@@ -231,10 +232,10 @@ def merge_file_slice(
 
     for block in blocks:
         if block.block_type == BlockType.DELETE:
-            for rec in block.delete_records():
+            for rec in decode_delete_block(block):
                 put(rec.record_key, True, rec.ordering_value, -1, True)
             continue
-        table = block.records()
+        table = decode_data_block(block)
         keys = record_keys(table, key_fields)
         orderings = (
             table.column(ordering_field).to_pylist()
