@@ -155,6 +155,28 @@ class ParquetFooterError(VarlakeError):
     """A Parquet footer (thrift ``FileMetaData``) is missing, truncated or cannot be rewritten."""
 
 
+# --- Hudi merge-on-read log files (varlake.hudi.log_format, varlake.hudi.log_merge) ---------
+
+
+class HudiLogError(VarlakeError, ValueError):
+    """A Hudi log file (``.<fileId>_<instant>.log.<version>_<writeToken>``) cannot be read or merged."""
+
+
+class HudiLogFormatError(HudiLogError):
+    """Log file bytes break the Hudi log format (magic, lengths, header, block content); the
+    message names the file and the byte offset."""
+
+
+class HudiLogUnsupportedError(HudiLogError):
+    """A log file uses a Hudi feature varlake does not read (HFile or CDC blocks, Kryo delete
+    blocks, log format version 0, partial updates, custom merge modes); names the feature."""
+
+
+class HudiLogMergeError(HudiLogError):
+    """A file slice cannot be merged as asked (a key or ordering column that is missing, log
+    records whose columns do not fit the output schema)."""
+
+
 # --- Tables ------------------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
 """Reading Apache Hudi tables (``.hoodie/``): properties, timeline, file groups and
-slices, snapshots (latest, time travel, read-optimized) and incremental reads.
+slices, snapshots (latest, time travel, read-optimized), incremental reads, and the
+merge-on-read log files (``log_format``, ``log_blocks``, ``log_merge``).
 
 The storage and root always come from the caller (``varlake.table.locate``); nothing here
 chooses a storage. Entry points: ``open_snapshot``, ``read_snapshot``, ``read_incremental``.

@@ -1,0 +1,281 @@
+"""Merge-on-read: a file slice's base file merged with its log files, as Hudi's readers do.
+
+``merge_file_slice(base, log_files, ...)`` follows Hudi's merged log record scanner:
+
+* Blocks are taken in log file order (instant, version, write token), then file order.
+  Corrupt blocks are skipped. Data and delete blocks count only when their instant is
+  a completed one (``valid_instants``, or older than ``timeline_start``: instants
+  archived before the active timeline begins); blocks of failed or pending writes are
+  ignored. A rollback command block removes the blocks of its target instant read so far.
+* Records are merged per record key in arrival order (base, then log blocks).
+  ``EVENT_TIME_ORDERING``: a newer version wins unless the older one has a greater
+  ordering value (ties go to the newer); a delete record whose ordering value is
+  missing or ``0`` always wins. ``COMMIT_TIME_ORDERING`` (or no ordering field): the
+  newer version always wins.
+* A record whose ``_hoodie_is_deleted`` is true, whose ``_hoodie_operation`` is ``D``,
+  or that carries ``delete_marker`` (a column and the string that marks deletes) is a
+  delete: it merges like a record and, when it wins, removes the key.
+
+The result has ``schema`` (by default the base file's, else the last data block's); log
+records lacking a column get nulls there. Rows come in base order (merged rows in their
+base position), then keys first seen in the logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from varlake.errors import HudiLogMergeError, HudiLogUnsupportedError
+from varlake.hudi.log_blocks import decode_data_block, decode_delete_block
+from varlake.hudi.log_format import BlockType, CommandType, LogBlock, LogFile, parse_log_file_name
+from varlake.shred.arrow_extension import VariantExtensionType
+
+__all__ = [
+    "COMMIT_TIME_ORDERING",
+    "EVENT_TIME_ORDERING",
+    "infer_merge_mode",
+    "merge_file_slice",
+    "record_keys",
+    "valid_log_blocks",
+]
+
+EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
+COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
+_IS_DELETED = "_hoodie_is_deleted"
+_OPERATION = "_hoodie_operation"
+
+_PAYLOAD_MODES = {
+    "org.apache.hudi.common.model.DefaultHoodieRecordPayload": EVENT_TIME_ORDERING,
+    "org.apache.hudi.common.model.EventTimeAvroPayload": EVENT_TIME_ORDERING,
+    "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload": COMMIT_TIME_ORDERING,
+}
+
+
+def infer_merge_mode(properties: Mapping[str, str]) -> tuple[str, str | None]:
+    """``(merge mode, ordering field)`` of a table from its ``hoodie.properties``, the way
+    Hudi 1.x reads (or, for tables before version 8, upgrades) them: ``hoodie.record.merge.mode``
+    when set, else the payload class (``DefaultHoodieRecordPayload``: event time;
+    ``OverwriteWithLatestAvroPayload``: commit time). Custom payloads and merge modes raise
+    ``HudiLogUnsupportedError``."""
+    ordering = properties.get("hoodie.table.ordering.fields") or properties.get("hoodie.table.precombine.field")
+    ordering = ordering.split(",")[0].strip() or None if ordering else None
+    mode = properties.get("hoodie.record.merge.mode")
+    if mode is None:
+        payload = properties.get("hoodie.compaction.payload.class") or properties.get("hoodie.table.payload.class")
+        if payload is None:
+            mode = EVENT_TIME_ORDERING if ordering else COMMIT_TIME_ORDERING
+        elif payload in _PAYLOAD_MODES:
+            mode = _PAYLOAD_MODES[payload]
+        else:
+            raise HudiLogUnsupportedError(f"merging with the custom payload class {payload}")
+    mode = mode.strip().upper()
+    if mode not in (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING):
+        raise HudiLogUnsupportedError(f"merge mode {mode}")
+    return mode, ordering
+
+
+def _sorted_files(log_files: Sequence[LogFile]) -> list[LogFile]:
+    names = [parse_log_file_name(f.name) for f in log_files]
+    if any(n is None for n in names):
+        return list(log_files)
+    return [f for _, _, f in sorted((n, i, f) for i, (n, f) in enumerate(zip(names, log_files)))]
+
+
+def valid_log_blocks(
+    log_files: Sequence[LogFile], valid_instants: Collection[str], timeline_start: str | None = None
+) -> list[LogBlock]:
+    """The data and delete blocks that count, in merge order (see the module docstring)."""
+    valid = set(valid_instants)
+    queue: list[LogBlock] = []
+    for log_file in _sorted_files(log_files):
+        for block in log_file.blocks:
+            if block.block_type == BlockType.CORRUPT:
+                continue
+            if block.block_type == BlockType.COMMAND:
+                if block.command_type() == CommandType.ROLLBACK:
+                    target = block.target_instant_time
+                    queue = [b for b in queue if b.instant_time != target]
+                continue
+            if block.block_type == BlockType.CDC_DATA:
+                continue  # change data for incremental queries, not part of a snapshot
+            instant = block.instant_time or ""
+            if instant in valid or (timeline_start is not None and instant < timeline_start):
+                if block.is_partial:
+                    raise HudiLogUnsupportedError(f"{block.where()}: partial-update blocks")
+                queue.append(block)
+    return queue
+
+
+def _column(table: pa.Table, name: str, what: str) -> pa.ChunkedArray:
+    if name not in table.column_names:
+        raise HudiLogMergeError(f"the {what} column {name!r} is missing (columns: {table.column_names})")
+    return table.column(name)
+
+
+def record_keys(table: pa.Table, key_fields: str | Sequence[str]) -> list[Any]:
+    """The Hudi record key of each row: the one key column as text, or for several key
+    columns ``f1:v1,f2:v2`` (``__null__`` for null, ``__empty__`` for an empty string), the
+    form Hudi's complex key generator writes and delete blocks carry."""
+    fields = [key_fields] if isinstance(key_fields, str) else list(key_fields)
+    if not fields:
+        raise HudiLogMergeError("no record key field given")
+    if len(fields) == 1:
+        return _as_text(_column(table, fields[0], "record key")).to_pylist()
+    parts = []
+    for name in fields:
+        text = _as_text(_column(table, name, "record key"))
+        text = pc.if_else(pc.equal(text, ""), pa.scalar("__empty__"), text)
+        text = pc.fill_null(text, "__null__")
+        parts.append(pc.binary_join_element_wise(f"{name}:", text, ""))
+    return pc.binary_join_element_wise(*parts, ",").to_pylist()
+
+
+def _as_text(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    if pa.types.is_string(col.type):
+        return col
+    try:
+        return pc.cast(col, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise HudiLogMergeError(f"a record key column of type {col.type} has no text form: {e}") from None
+
+
+def _deleted_flags(table: pa.Table, delete_marker: tuple[str, str] | None) -> list[bool] | None:
+    flags: Any = None
+    if _IS_DELETED in table.column_names and pa.types.is_boolean(table.column(_IS_DELETED).type):
+        flags = pc.fill_null(table.column(_IS_DELETED), False)
+    if _OPERATION in table.column_names and pa.types.is_string(table.column(_OPERATION).type):
+        op = pc.fill_null(pc.equal(table.column(_OPERATION), "D"), False)
+        flags = op if flags is None else pc.or_(flags, op)
+    if delete_marker is not None and delete_marker[0] in table.column_names:
+        marked = pc.fill_null(pc.equal(_as_text(table.column(delete_marker[0])), delete_marker[1]), False)
+        flags = marked if flags is None else pc.or_(flags, marked)
+    return None if flags is None else flags.to_pylist()
+
+
+def _is_natural(ordering: Any) -> bool:
+    return ordering is None or (type(ordering) is int and ordering == 0)
+
+
+def _newer_wins(old_ordering: Any, new_ordering: Any, new_is_delete_record: bool) -> bool:
+    """Event-time ordering: whether a newer version replaces an older one."""
+    if new_is_delete_record and _is_natural(new_ordering):
+        return True
+    if old_ordering is None:
+        return True
+    if new_ordering is None:
+        return False
+    try:
+        return not old_ordering > new_ordering
+    except TypeError:  # values of different kinds (Hudi: not the same class): the newer wins
+        return True
+
+
+def _conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
+    columns = []
+    for f in schema:
+        if f.name not in table.column_names:
+            columns.append(pa.nulls(table.num_rows, f.type))
+            continue
+        col = table.column(f.name)
+        if col.type == f.type:
+            columns.append(col)
+            continue
+        try:
+            if isinstance(col.type, VariantExtensionType) and col.type.storage_type == f.type:
+                col = pa.chunked_array([c.storage for c in col.chunks], f.type)
+            elif isinstance(f.type, VariantExtensionType) and col.type == f.type.storage_type:
+                col = pa.chunked_array([pa.ExtensionArray.from_storage(f.type, c) for c in col.chunks], f.type)
+            else:
+                col = pc.cast(col, f.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise HudiLogMergeError(f"{what}: column {f.name!r} of type {col.type} does not fit {f.type}: {e}") from None
+        columns.append(col)
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def merge_file_slice(
+    base: pa.Table | None,
+    log_files: Sequence[LogFile],
+    *,
+    key_fields: str | Sequence[str],
+    ordering_field: str | None,
+    valid_instants: Collection[str],
+    merge_mode: str = EVENT_TIME_ORDERING,
+    timeline_start: str | None = None,
+    schema: pa.Schema | None = None,
+    delete_marker: tuple[str, str] | None = None,
+) -> pa.Table:
+    """The rows of a file slice: ``base`` (its base file's rows, or ``None`` for a slice of
+    logs only) merged with the parsed ``log_files`` (``log_format.parse_log_file``); see the
+    module docstring for the rules."""
+    mode = merge_mode.strip().upper()
+    if mode not in (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING):
+        raise HudiLogUnsupportedError(f"merge mode {merge_mode}")
+    event_time = mode == EVENT_TIME_ORDERING and ordering_field is not None
+
+    blocks = valid_log_blocks(log_files, valid_instants, timeline_start)
+    # per key: (is_delete, ordering value, row index into `combined` or -1 for delete records)
+    state: dict[Any, tuple[bool, Any, int]] = {}
+    tables: list[pa.Table] = []
+    offset = base.num_rows if base is not None else 0
+
+    def put(key: Any, is_delete: bool, ordering: Any, row: int, delete_record: bool) -> None:
+        if delete_record and _is_natural(ordering):
+            ordering = None  # wins by arrival; a later record then wins over it
+        old = state.get(key)
+        if old is None or not event_time or _newer_wins(old[1], ordering, delete_record):
+            state[key] = (is_delete, ordering, row)
+
+    for block in blocks:
+        if block.block_type == BlockType.DELETE:
+            for rec in decode_delete_block(block):
+                put(rec.record_key, True, rec.ordering_value, -1, True)
+            continue
+        table = decode_data_block(block)
+        keys = record_keys(table, key_fields)
+        orderings = (
+            table.column(ordering_field).to_pylist()
+            if event_time and ordering_field in table.column_names
+            else [None] * table.num_rows
+        )
+        deleted = _deleted_flags(table, delete_marker) or [False] * table.num_rows
+        for i, key in enumerate(keys):
+            put(key, deleted[i], orderings[i], offset + i, False)
+        tables.append(table)
+        offset += table.num_rows
+
+    if schema is None:
+        schema = base.schema if base is not None else (tables[-1].schema if tables else None)
+    if schema is None:
+        return pa.table({})
+    parts = [_conform(base, schema, "base file")] if base is not None else []
+    parts += [_conform(t, schema, "log block") for t in tables]
+    combined = pa.concat_tables(parts) if parts else schema.empty_table()
+
+    take: list[int] = []
+    seen: set[Any] = set()
+    if base is not None:
+        base_keys = record_keys(base, key_fields)
+        base_orderings = (
+            base.column(ordering_field).to_pylist() if event_time and ordering_field in base.column_names else None
+        )
+        for i, key in enumerate(base_keys):
+            log = state.get(key)
+            if log is None:
+                take.append(i)
+                continue
+            seen.add(key)
+            is_delete, ordering, row = log
+            base_ordering = base_orderings[i] if base_orderings is not None else None
+            if event_time and not _newer_wins(base_ordering, ordering, row < 0):
+                take.append(i)
+            elif not is_delete:
+                take.append(row)
+    for key, (is_delete, _, row) in state.items():
+        if key not in seen and not is_delete:
+            take.append(row)
+    return combined.take(pa.array(take, pa.int64())) if take else combined.slice(0, 0)
