@@ -11,8 +11,7 @@ from varlake.errors import UnsupportedHudiFeatureError
 from varlake.hudi import open_snapshot, read_incremental, read_snapshot
 from varlake.io.storage import LocalStorage
 
-#: merge-on-read tables whose latest slices have log files: read-optimized only until the
-#: log merge is wired in
+#: merge-on-read tables whose latest slices have log files
 MOR_WITH_LOGS = (
     "mor/avro/v6_trips_8i3d",
     "mor/avro/v9_timebasedkeygen_nonhivestyle",
@@ -34,10 +33,6 @@ def test_snapshot_reads_equal_hudi_rs(hudi_tables: dict[str, Path]) -> None:
     compared = 0
     for name in _readable(hudi_tables):
         root = hudi_tables[name]
-        if name in MOR_WITH_LOGS:
-            with pytest.raises(UnsupportedHudiFeatureError, match="merge-on-read log files"):
-                read_snapshot(LocalStorage(), str(root))
-            continue
         got = read_snapshot(LocalStorage(), str(root))
         expected = oracle_read(root)
         if expected.num_columns == 0:
@@ -45,7 +40,30 @@ def test_snapshot_reads_equal_hudi_rs(hudi_tables: dict[str, Path]) -> None:
             continue
         assert rows(got) == rows(expected), name
         compared += 1
-    assert compared >= 14
+    assert compared >= 18
+
+
+def test_merge_on_read_slices_with_logs_are_merged_or_refused(hudi_tables: dict[str, Path]) -> None:
+    for name in MOR_WITH_LOGS:
+        snap = open_snapshot(LocalStorage(), str(hudi_tables[name]))
+        assert any(s.logs for s in snap.slices), name
+        with pytest.raises(UnsupportedHudiFeatureError, match="merge-on-read log files"):
+            read_snapshot(LocalStorage(), str(hudi_tables[name]), merge=None)
+
+
+def test_merge_on_read_time_travel_equals_hudi_rs(hudi_tables: dict[str, Path]) -> None:
+    """Snapshot reads (logs merged) as of every completed instant of the MOR tables."""
+    checked = 0
+    for name in _readable(hudi_tables):
+        if not name.startswith("mor/"):
+            continue
+        root = hudi_tables[name]
+        for inst in open_snapshot(LocalStorage(), str(root)).timeline.completed_writes:
+            got = read_snapshot(LocalStorage(), str(root), inst.timestamp)
+            expected = oracle_read(root, as_of=inst.timestamp)
+            assert rows(got, text=True) == rows(expected, text=True), (name, inst.timestamp)
+            checked += 1
+    assert checked == 53
 
 
 def test_read_optimized_reads_equal_hudi_rs(hudi_tables: dict[str, Path]) -> None:

@@ -31,9 +31,21 @@ COW = (
     "cow/v9_txns_simple_nometa",
 )
 
+MOR = (
+    "mor/avro/v6_trips_8i3d",
+    "mor/avro/v9_timebasedkeygen_nonhivestyle",
+    "mor/avro/v9_txns_complex_nometa",
+    "mor/avro/v9_txns_nonpart_nometa",
+    "mor/avro/v9_txns_simple_nometa",
+    "mor/parquet/v6_complexkeygen_hivestyle",
+    "mor/parquet/v6_nonpartitioned",
+    "mor/parquet/v6_simplekeygen_hivestyle_no_metafields",
+    "mor/parquet/v6_simplekeygen_nonhivestyle_overwritetable",
+)
+
 
 def test_table_reads_equal_hudi_rs(hudi_tables: dict[str, Path]) -> None:
-    for name in COW + ("mor/avro/v9_txns_simple_nometa", "mor/parquet/v6_simplekeygen_nonhivestyle_overwritetable"):
+    for name in COW + MOR:
         table = varlake.Table(hudi_tables[name])
         assert isinstance(table.core, HudiCore)
         assert rows(table.scan().to_arrow()) == rows(oracle_read(hudi_tables[name])), name
@@ -65,7 +77,7 @@ def test_filters_skip_files_and_keep_every_matching_row(hudi_tables: dict[str, P
     ``>=`` give exactly the rows a row-by-row check gives; some plans skip files."""
     skipped = 0
     checked = 0
-    for name in COW:
+    for name in COW + MOR:
         table = varlake.Table(hudi_tables[name])
         everything = table.scan().to_arrow().to_pylist()
         if not everything:

@@ -3,7 +3,7 @@ incremental.
 
 * ``read_snapshot``: every visible slice (``snapshot.visible_slices``); a copy-on-write
   slice, or any slice of a read-optimized read, is its base file; a merge-on-read slice
-  with log files is merged by ``merge_slices`` (given by the caller that has it).
+  with log files is merged (``slice_merge.merge_slice`` unless the caller gives another).
 * ``read_incremental``: the rows written by completed commits in ``(start, end]``: the
   file groups those commits wrote, read at ``end``, keeping the rows whose
   ``_hoodie_commit_time`` falls in the range (a table without meta fields cannot say which
@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from varlake.errors import HudiInstantNotFoundError, UnsupportedHudiFeatureError
 from varlake.hudi.base_files import concat, read_base_file
 from varlake.hudi.file_groups import FileSlice
+from varlake.hudi.slice_merge import merge_slice
 from varlake.hudi.snapshot import HudiSnapshot, normalize_instant, open_snapshot
 from varlake.io.storage import Storage
 
@@ -39,8 +40,9 @@ def _refuse_dropped_partitions(snap: HudiSnapshot) -> None:
         )
 
 
-def read_slices(snap: HudiSnapshot, slices: Sequence[FileSlice], merge: SliceMerger | None = None) -> pa.Table:
-    """The rows of ``slices`` of ``snap`` (logs merged by ``merge`` when a slice has them)."""
+def read_slices(snap: HudiSnapshot, slices: Sequence[FileSlice], merge: SliceMerger | None = merge_slice) -> pa.Table:
+    """The rows of ``slices`` of ``snap`` (logs merged by ``merge`` when a slice has them;
+    None: such a slice is refused by name)."""
     _refuse_dropped_partitions(snap)
     parts: list[pa.Table] = []
     for s in sorted(slices, key=lambda s: (s.base_instant, s.partition, s.file_id)):
@@ -64,7 +66,7 @@ def drop_meta_fields(snap: HudiSnapshot, rows: pa.Table) -> pa.Table:
 
 
 def read_snapshot(
-    storage: Storage, root: str, as_of: object = None, *, read_optimized: bool = False, merge: SliceMerger | None = None
+    storage: Storage, root: str, as_of: object = None, *, read_optimized: bool = False, merge: SliceMerger | None = merge_slice
 ) -> pa.Table:
     """The table's rows at its latest commit, or at ``as_of`` (module doc)."""
     snap = open_snapshot(storage, root, as_of, read_optimized=read_optimized)
@@ -72,7 +74,7 @@ def read_snapshot(
 
 
 def read_incremental(
-    storage: Storage, root: str, start: object, end: object = None, *, merge: SliceMerger | None = None
+    storage: Storage, root: str, start: object, end: object = None, *, merge: SliceMerger | None = merge_slice
 ) -> pa.Table:
     """The rows committed after ``start`` up to ``end`` (latest by default), as of ``end``."""
     snap = open_snapshot(storage, root, end)

@@ -47,6 +47,7 @@ from varlake.hudi.base_files import concat, newest_schema, open_source, read_bas
 from varlake.hudi.file_groups import FileSlice
 from varlake.hudi.properties import HOODIE_DIR, PROPERTIES_FILE
 from varlake.hudi.reads import drop_meta_fields
+from varlake.hudi.slice_merge import merge_slice
 from varlake.hudi.timeline import Instant, Timeline, load_timeline
 from varlake.io.storage import Storage
 from varlake.read import ScanPlan, ScanTask, plan_scan
@@ -64,10 +65,9 @@ def is_hudi_table(storage: Storage, root: str) -> bool:
     return storage.exists(f"{root}/{HOODIE_DIR}/{PROPERTIES_FILE}")
 
 
-def hudi_slice_merger() -> SliceMerger | None:
-    """The merge of merge-on-read slices, when ``varlake.hudi.log_merge`` is there (None:
-    slices with log files are refused by name)."""
-    return None
+def hudi_slice_merger() -> SliceMerger:
+    """The merge of merge-on-read slices (``hudi.slice_merge.merge_slice``)."""
+    return merge_slice
 
 
 def instant_ms(ts: str) -> int:
