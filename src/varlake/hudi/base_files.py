@@ -9,15 +9,19 @@ columns a file lacks filled with nulls. Partition columns are read from the file
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from varlake.errors import DataFileMissingError, StorageFileNotFoundError
+from varlake.io.parquet_read import variant_column_paths
 from varlake.io.storage import LocalStorage, Storage
+from varlake.io.thrift_footer import read_schema
+from varlake.shred.variant_columns import without_variant_extension
 
-__all__ = ["concat", "newest_schema", "open_source", "read_base_file"]
+__all__ = ["Footer", "concat", "newest_schema", "open_source", "read_base_file", "read_footer"]
 
 
 def open_source(storage: Storage, root: str, relative_path: str, size: int | None = None) -> Any:
@@ -30,6 +34,33 @@ def open_source(storage: Storage, root: str, relative_path: str, size: int | Non
         return storage.open_read(location, size)
     except StorageFileNotFoundError:
         raise DataFileMissingError(f"{root}: data file {relative_path!r} is in the file listing but missing") from None
+
+
+@dataclass(frozen=True)
+class Footer:
+    """A base file's footer: its metadata, Arrow schema (Variants as their storage
+    structs) and the top-level columns that hold Variants (Parquet ``VARIANT`` groups, or
+    Spark's row metadata saying so)."""
+
+    metadata: pq.FileMetaData
+    schema: pa.Schema
+    variants: frozenset[str]
+
+
+def read_footer(storage: Storage, root: str, relative_path: str, size: int | None = None) -> Footer:
+    """The footer of the base file at ``relative_path`` (one read of its tail)."""
+    location = storage.location_inside(root, f"{root}/{relative_path}")
+    try:
+        handle = storage.open_read(location, size)
+    except StorageFileNotFoundError:
+        raise DataFileMissingError(f"{root}: data file {relative_path!r} is in the file listing but missing") from None
+    with handle:
+        length = size if size is not None else handle.seek(0, 2)
+        tree = read_schema(handle, length, relative_path)
+        handle.seek(0)
+        pf = pq.ParquetFile(handle)
+        variants = frozenset(p[0] for p in variant_column_paths(pf, tree, (), relative_path) if len(p) == 1)
+        return Footer(pf.metadata, without_variant_extension(pf.metadata.schema.to_arrow_schema()), variants)
 
 
 def read_base_file(storage: Storage, root: str, relative_path: str, columns: Sequence[str] | None = None, size: int | None = None) -> pa.Table:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote
@@ -38,12 +39,12 @@ from varlake.delta.actions import AddFile, Metadata, Protocol
 from varlake.delta.file_table import REMOVE_SCHEMA, adds_to_table
 from varlake.delta.history import CommitEntry, to_epoch_ms
 from varlake.delta.replay import TableState
-from varlake.delta.schema import StructType, from_arrow_schema
+from varlake.delta.schema import StructType, VariantType, from_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import UnsupportedHudiFeatureError, VersionNotFoundError
 from varlake.expr import Predicate
 from varlake.hudi import HudiSnapshot, load_properties, open_snapshot
-from varlake.hudi.base_files import concat, newest_schema, open_source, read_base_file
+from varlake.hudi.base_files import Footer, concat, newest_schema, open_source, read_base_file, read_footer
 from varlake.hudi.file_groups import FileSlice
 from varlake.hudi.properties import HOODIE_DIR, PROPERTIES_FILE
 from varlake.hudi.reads import drop_meta_fields
@@ -157,28 +158,30 @@ class HudiCore:
         return snap
 
     def _as_delta(self, hudi: HudiSnapshot) -> Snapshot:
-        footers: dict[str, Any] = {}
+        footers: dict[str, Footer] = {}
         known: dict[str, tuple[int, int]] = {}
         base_slices = []
         for s in sorted(hudi.slices, key=lambda s: s.base_instant, reverse=True):
             if s.base is None:
                 continue
             with_logs = bool(s.logs) and hudi.properties.is_mor and not hudi.read_optimized
-            source = open_source(self.storage, self.root, s.base.path, s.base.size)
-            footers[s.base.path] = pq.read_metadata(source)
+            footers[s.base.path] = read_footer(self.storage, self.root, s.base.path, s.base.size)
             known[s.base.path] = (s.base.size, 0)
             base_slices.append((s, with_logs))
-        arrow = newest_schema([footers[s.base.path].schema.to_arrow_schema() for s, _ in base_slices])
+        variants = frozenset().union(*(f.variants for f in footers.values()))
+        arrow = newest_schema([footers[s.base.path].schema for s, _ in base_slices])
         if not hudi.properties.populates_meta_fields:
             arrow = drop_meta_fields(hudi, arrow.empty_table()).schema
-        schema = from_arrow_schema(arrow) if len(arrow) else StructType(())
+        schema = _with_variants(from_arrow_schema(arrow), variants) if len(arrow) else StructType(())
         with_stats = []
         for s, with_logs in base_slices:
-            if not _same_types(footers[s.base.path].schema.to_arrow_schema(), arrow):
-                self._recast[s.base.path] = arrow
+            own = footers[s.base.path].schema
+            if not _same_types(own, arrow, variants):
+                self._recast[s.base.path] = pa.schema([own.field(f.name) if f.name in variants and f.name in own.names else f for f in arrow])
             elif not with_logs:
                 with_stats.append((s.base.path, f"{self.root}/{s.base.path}"))
-        facts = {f[0]: f for f in file_facts(self.storage, with_stats, schema.to_schema_string(), INDEXED_COLUMNS, footers, known)}
+        metas = {path: f.metadata for path, f in footers.items()}
+        facts = {f[0]: f for f in file_facts(self.storage, with_stats, schema.to_schema_string(), INDEXED_COLUMNS, metas, known)}
         adds = []
         for s, with_logs in base_slices:
             f = facts.get(s.base.path)
@@ -266,12 +269,20 @@ class HudiCore:
         return self._refuse("vacuum")
 
 
-def _same_types(file_schema: pa.Schema, table: pa.Schema) -> bool:
+def _same_types(file_schema: pa.Schema, table: pa.Schema, variants: frozenset[str]) -> bool:
     """Whether every column of the file has the table's type (else its bounds would be
-    compared as another type's: no statistics then)."""
+    compared as another type's: no statistics then); a Variant column's storage differs
+    from file to file with its shredding and is read as it is."""
     for f in file_schema:
         i = table.get_field_index(f.name)
-        if i >= 0 and table.field(i).type != f.type:
+        if i >= 0 and f.name not in variants and table.field(i).type != f.type:
             return False
     return True
+
+
+def _with_variants(schema: StructType, variants: frozenset[str]) -> StructType:
+    """``schema`` with the top-level columns that hold Variants typed ``variant``."""
+    if not variants:
+        return schema
+    return StructType(tuple(replace(f, type=VariantType()) if f.name in variants else f for f in schema.fields))
 
