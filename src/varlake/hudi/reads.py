@@ -8,6 +8,9 @@ incremental.
   file groups those commits wrote, read at ``end``, keeping the rows whose
   ``_hoodie_commit_time`` falls in the range (a table without meta fields cannot say which
   rows a commit wrote, and is refused).
+
+Partition columns dropped from the data files are taken from the partition path
+(``partitions``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pyarrow.compute as pc
 from varlake.errors import HudiInstantNotFoundError, UnsupportedHudiFeatureError
 from varlake.hudi.base_files import concat, read_base_file
 from varlake.hudi.file_groups import FileSlice
+from varlake.hudi.partitions import partition_columns, partition_types, partition_values
 from varlake.hudi.slice_merge import merge_slice
 from varlake.hudi.snapshot import HudiSnapshot, normalize_instant, open_snapshot
 from varlake.io.storage import Storage
@@ -33,17 +37,11 @@ META_FIELDS = (COMMIT_TIME, "_hoodie_commit_seqno", "_hoodie_record_key", "_hood
 SliceMerger = Callable[[HudiSnapshot, FileSlice], pa.Table]
 
 
-def _refuse_dropped_partitions(snap: HudiSnapshot) -> None:
-    if snap.properties.drops_partition_columns and snap.properties.partition_fields:
-        raise UnsupportedHudiFeatureError(
-            f"{snap.root}: partition columns dropped from the data files (hoodie.datasource.write.drop.partition.columns)"
-        )
-
-
 def read_slices(snap: HudiSnapshot, slices: Sequence[FileSlice], merge: SliceMerger | None = merge_slice) -> pa.Table:
     """The rows of ``slices`` of ``snap`` (logs merged by ``merge`` when a slice has them;
     None: such a slice is refused by name)."""
-    _refuse_dropped_partitions(snap)
+    dropped = snap.properties.drops_partition_columns and bool(snap.properties.partition_fields)
+    types = partition_types(snap.properties, snap.avro_schema) if dropped else {}
     parts: list[pa.Table] = []
     for s in sorted(slices, key=lambda s: (s.base_instant, s.partition, s.file_id)):
         if s.logs and not snap.read_optimized and snap.properties.is_mor:
@@ -51,9 +49,14 @@ def read_slices(snap: HudiSnapshot, slices: Sequence[FileSlice], merge: SliceMer
                 raise UnsupportedHudiFeatureError(
                     f"{snap.root}: merge-on-read log files ({s.logs[0].path}); read it read-optimized"
                 )
-            parts.append(merge(snap, s))
+            part = merge(snap, s)
         elif s.base is not None:
-            parts.append(read_base_file(snap.storage, snap.root, s.base.path, size=s.base.size))
+            part = read_base_file(snap.storage, snap.root, s.base.path, size=s.base.size)
+        else:
+            continue
+        if dropped:
+            part = partition_columns(part, partition_values(s.partition, snap.properties, snap.root), types, snap.root)
+        parts.append(part)
     return drop_meta_fields(snap, concat(parts))
 
 

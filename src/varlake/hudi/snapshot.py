@@ -132,6 +132,13 @@ class HudiSnapshot:
         validity = Validity(self.timeline, self.instant.timestamp)
         return validity.valid
 
+    @cached_property
+    def avro_schema(self) -> str | None:
+        """The writer schema (Avro JSON) the read's instant recorded, if any."""
+        if self.instant is None:
+            return None
+        return self.timeline.metadata(self.instant).schema
+
     def counts(self, instant_time: str) -> bool:
         """Whether a log block of ``instant_time`` counts for this read."""
         if self.instant is None:

@@ -11,7 +11,8 @@ as they skip Delta ones:
 * the schema is every column of the files read, typed as the newest file types it
   (``hudi.base_files.newest_schema``); partition columns are read from the files (Hudi
   keeps them there), so no partition columns are declared and pruning happens by the
-  files' statistics;
+  files' statistics -- unless the table drops them from its files: then they are
+  declared, their values taken from the partition paths (``hudi.partitions``);
 * a base file's statistics come from its Parquet footer; a file whose column types differ
   from the table's (Hudi promotes types: ``long`` to ``string``, ``int`` to ``long``...) is
   read cast to the table's types, in memory, and, like a merge-on-read slice with log
@@ -39,7 +40,7 @@ from varlake.delta.actions import AddFile, Metadata, Protocol
 from varlake.delta.file_table import REMOVE_SCHEMA, adds_to_table
 from varlake.delta.history import CommitEntry, to_epoch_ms
 from varlake.delta.replay import TableState
-from varlake.delta.schema import StructType, VariantType, from_arrow_schema
+from varlake.delta.schema import PrimitiveType, StructField, StructType, VariantType, from_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import UnsupportedHudiFeatureError, VersionNotFoundError
 from varlake.expr import Predicate
@@ -47,6 +48,7 @@ from varlake.hudi import HudiSnapshot, load_properties, open_snapshot
 from varlake.hudi.base_files import Footer, concat, newest_schema, open_source, read_base_file, read_footer
 from varlake.hudi.file_groups import FileSlice
 from varlake.hudi.properties import HOODIE_DIR, PROPERTIES_FILE
+from varlake.hudi.partitions import partition_types, partition_values
 from varlake.hudi.reads import drop_meta_fields
 from varlake.hudi.slice_merge import merge_slice
 from varlake.hudi.timeline import Instant, Timeline, load_timeline
@@ -173,6 +175,13 @@ class HudiCore:
         if not hudi.properties.populates_meta_fields:
             arrow = drop_meta_fields(hudi, arrow.empty_table()).schema
         schema = _with_variants(from_arrow_schema(arrow), variants) if len(arrow) else StructType(())
+        partition_columns: tuple[str, ...] = ()
+        if hudi.properties.drops_partition_columns and hudi.properties.partition_fields and base_slices:
+            partition_columns = hudi.properties.partition_fields
+            types = partition_types(hudi.properties, hudi.avro_schema)
+            have = {f.name for f in schema.fields}
+            extra = tuple(StructField(c, PrimitiveType(types[c])) for c in partition_columns if c not in have)
+            schema = StructType(schema.fields + extra)
         with_stats = []
         for s, with_logs in base_slices:
             own = footers[s.base.path].schema
@@ -183,20 +192,24 @@ class HudiCore:
         metas = {path: f.metadata for path, f in footers.items()}
         facts = {f[0]: f for f in file_facts(self.storage, with_stats, schema.to_schema_string(), INDEXED_COLUMNS, metas, known)}
         adds = []
+
+        def values(s: FileSlice) -> dict[str, str | None]:
+            return partition_values(s.partition, hudi.properties, self.root) if partition_columns else {}
+
         for s, with_logs in base_slices:
             f = facts.get(s.base.path)
-            adds.append(add_action(f, {}) if f else AddFile(quote(s.base.path), s.base.size, {}, 0, True, None))
+            adds.append(add_action(f, values(s)) if f else AddFile(quote(s.base.path), s.base.size, values(s), 0, True, None))
             if with_logs:
                 self._merged[s.base.path] = (hudi, s)
         for s in hudi.slices:
             if s.base is None:  # a file group of logs only
-                adds.append(AddFile(quote(s.logs[0].path), sum(lf.size for lf in s.logs), {}, 0, True, None))
+                adds.append(AddFile(quote(s.logs[0].path), sum(lf.size for lf in s.logs), values(s), 0, True, None))
                 self._merged[s.logs[0].path] = (hudi, s)
         props = dict(hudi.properties.raw)
         metadata = Metadata(
             id=props.get("hoodie.table.name") or self.root,
             schema_string=schema.to_schema_string(),
-            partition_columns=(),
+            partition_columns=partition_columns,
             configuration={k: v for k, v in props.items() if k != "hoodie.table.create.schema"},
             name=props.get("hoodie.table.name"),
             format_provider="hudi",
