@@ -161,3 +161,10 @@ def test_cli_describe_and_history(hudi_tables: dict[str, Path]) -> None:
     entries = json.loads(result.output)
     assert [e["version"] for e in entries] == [11, 10]
     assert entries[1]["operation"] == "CLUSTER"
+
+
+def test_cli_doctor(hudi_tables: dict[str, Path]) -> None:
+    result = CliRunner().invoke(app, ["doctor", str(hudi_tables["cow/v9_txns_simple_nometa"]), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert (doc["files"], doc["rows"]) == (5, 12)

@@ -64,3 +64,13 @@ def test_variant_columns_read_and_skip(tmp_path: Path) -> None:
     assert [r["id"] for r in table.scan(filter="v:user.id::bigint >= 250").to_arrow().to_pylist()] == list(range(250, 300))
     names = table.scan(columns=["id"], paths={"v": ["$.user.name"]}, filter="id < 3").to_pandas(variant="json")
     assert sorted(names["v:$.user.name"].tolist()) == ['"n0"', '"n1"', '"n2"']
+
+
+def test_doctor_on_a_hudi_variant_table(tmp_path: Path) -> None:
+    """The shredding doctor reads a Hudi table's Variant column like a Delta table's: the
+    unshredded file is counted as drifted from the others' layout."""
+    report = varlake.Table(_hudi_table(tmp_path)).doctor(sample=None)
+    assert (report.files, report.rows, report.deleted_rows) == (3, 300, 0)
+    column = report.column("v")
+    assert column is not None
+    assert len(report.drifted_files) >= 1

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import numpy as np
 import pyarrow as pa
@@ -219,8 +219,13 @@ class HudiCore:
         ms = instant_ms(hudi.instant.timestamp) if hudi.instant else 0
         return Snapshot(self.root, state, ms)
 
+    @property
+    def root_location(self) -> str:
+        """The absolute location of the table root (data file paths stay inside it)."""
+        return self.storage.location(self.root)
+
     def plan(self, snapshot: Snapshot, filter: str | Predicate | None = None) -> ScanPlan:
-        return plan_scan(snapshot, self.storage.location(self.root), filter)
+        return plan_scan(snapshot, self.root_location, filter)
 
     # --- files --------------------------------------------------------------------------------
 
@@ -251,7 +256,7 @@ class HudiCore:
         return pa.BufferReader(buf.getvalue())
 
     def data_file(self, add: AddFile) -> str:
-        return self.open_file(add.path)
+        return self.open_file(unquote(add.path))
 
     def deleted_rows(self, task: ScanTask) -> np.ndarray:
         return np.empty(0, dtype=np.uint64)
