@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from varlake.errors import HudiLogFormatError, HudiLogUnsupportedError, MalformedVariantError
+from varlake.errors import HudiLogFormatError, HudiLogUnsupportedError, MalformedVariantError, VarlakeError
 from varlake.shred.arrow_extension import VariantExtensionType
 from varlake.shred.unshred import UNSHREDDED_TYPE
 from varlake.variant.validity import is_valid_variant_bytes
@@ -63,7 +63,13 @@ class AvroArrowSchema:
         if not isinstance(schema, dict) or schema.get("type") != "record" or not isinstance(schema.get("fields"), list):
             raise HudiLogFormatError(f"{where}: the writer schema is not an Avro record")
         self.decode_schema = _strip_temporal(schema, 0, where)
-        arrow = self._type(schema, "", 0)
+        try:
+            arrow = self._type(schema, "", 0)
+        except VarlakeError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError, pa.ArrowException) as e:
+            # odd schema JSON (a list where a name belongs, ...) that the checks above let through
+            raise HudiLogFormatError(f"{where}: the writer schema is not a usable Avro schema: {e!r}") from None
         assert isinstance(arrow, pa.StructType)
         self.arrow = pa.schema([arrow.field(i) for i in range(arrow.num_fields)])
 
@@ -159,7 +165,7 @@ class AvroArrowSchema:
             if ftype == full or ftype == t.get("name"):
                 raise HudiLogUnsupportedError(f"{self.where}: recursive record {full!r}")
             arrow_f = self._type(ftype, inner_ns, depth + 1)
-            nullable = _is_nullable(ftype)
+            nullable = _is_nullable(ftype) or arrow_f == pa.null()
             out.append(pa.field(f["name"], arrow_f, nullable=nullable))
             zero_width = zero_width and (ftype == "null" or (isinstance(ftype, str) and ftype in self._zero_width))
         struct = pa.struct(out)
@@ -173,6 +179,8 @@ class AvroArrowSchema:
         if len(rest) == 1:
             return self._type(rest[0], namespace, depth + 1)
         if not rest:
+            if not branches:
+                raise HudiLogFormatError(f"{self.where}: an empty Avro union")
             return pa.null()
         raise HudiLogUnsupportedError(f"{self.where}: Avro union of several non-null types {rest!r}")
 
