@@ -216,6 +216,9 @@ def merge_file_slice(
     if mode not in (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING):
         raise HudiLogUnsupportedError(f"merge mode {merge_mode}")
     event_time = mode == EVENT_TIME_ORDERING and ordering_field is not None
+    if base is not None:
+        for name in [key_fields] if isinstance(key_fields, str) else key_fields:
+            _column(base, name, "record key")
 
     blocks = valid_log_blocks(log_files, valid_instants, timeline_start)
     # per key: (is_delete, ordering value, row index into `combined` or -1 for delete records)
@@ -259,23 +262,35 @@ def merge_file_slice(
     take: list[int] = []
     seen: set[Any] = set()
     if base is not None:
-        base_keys = record_keys(base, key_fields)
-        base_orderings = (
-            base.column(ordering_field).to_pylist() if event_time and ordering_field in base.column_names else None
-        )
-        for i, key in enumerate(base_keys):
-            log = state.get(key)
-            if log is None:
-                take.append(i)
-                continue
-            seen.add(key)
-            is_delete, ordering, row = log
-            base_ordering = base_orderings[i] if base_orderings is not None else None
-            if event_time and not _newer_wins(base_ordering, ordering, row < 0):
-                take.append(i)
-            elif not is_delete:
-                take.append(row)
+        take = _merge_base(base, state, seen, key_fields, ordering_field if event_time else None)
     for key, (is_delete, _, row) in state.items():
         if key not in seen and not is_delete:
             take.append(row)
     return combined.take(pa.array(take, pa.int64())) if take else combined.slice(0, 0)
+
+
+def _merge_base(
+    base: pa.Table,
+    state: dict[Any, tuple[bool, Any, int]],
+    seen: set[Any],
+    key_fields: str | Sequence[str],
+    ordering_field: str | None,
+) -> list[int]:
+    """Row indices (into base + log rows) of the base merged with the logs' final versions:
+    only base rows whose key the logs touch are looked at one by one."""
+    keep = list(range(base.num_rows))
+    if not state:
+        return keep
+    keys = record_keys(base, key_fields)
+    touched = [i for i, k in enumerate(keys) if k in state]
+    orderings = base.column(ordering_field).take(pa.array(touched, pa.int64())).to_pylist() if (
+        ordering_field is not None and ordering_field in base.column_names
+    ) else [None] * len(touched)
+    for i, base_ordering in zip(touched, orderings):
+        key = keys[i]
+        seen.add(key)
+        is_delete, ordering, row = state[key]
+        if ordering_field is not None and not _newer_wins(base_ordering, ordering, row < 0):
+            continue  # the base version stays
+        keep[i] = -1 if is_delete else row
+    return [i for i in keep if i >= 0]
