@@ -175,3 +175,24 @@ def test_infer_merge_mode() -> None:
     assert infer_merge_mode(v6) == ("COMMIT_TIME_ORDERING", "ts")
     with pytest.raises(HudiLogUnsupportedError, match="payload"):
         infer_merge_mode({"hoodie.compaction.payload.class": "com.example.Mine"})
+
+
+def test_older_records_fit_an_evolved_schema() -> None:
+    """Nested fields added later read as null in older log records; dropped ones go."""
+    old = pa.table({
+        "_hoodie_record_key": ["a"],
+        "s": pa.array([{"x": 1, "gone": "g"}], pa.struct([("x", pa.int32()), ("gone", pa.string())])),
+        "l": pa.array([[{"y": 1}]], pa.list_(pa.struct([("y", pa.int32())]))),
+    })
+    new_type_s = pa.struct([("x", pa.int64()), ("added", pa.string())])
+    new_type_l = pa.list_(pa.field("element", pa.struct([("y", pa.int64()), ("z", pa.bool_())])))
+    base_t = pa.table({
+        "_hoodie_record_key": ["b"],
+        "s": pa.array([{"x": 2, "added": "new"}], new_type_s),
+        "l": pa.array([[{"y": 2, "z": True}]], new_type_l),
+    })
+    out = merge_file_slice(
+        base_t, [log("002", parquet_block("002", old))], key_fields="_hoodie_record_key", ordering_field=None, valid_instants={"002"}
+    )
+    assert out.schema == base_t.schema
+    assert out.to_pylist()[1] == {"_hoodie_record_key": "a", "s": {"x": 1, "added": None}, "l": [{"y": 1, "z": None}]}

@@ -174,6 +174,29 @@ def _newer_wins(old_ordering: Any, new_ordering: Any, new_is_delete_record: bool
         return True
 
 
+def _fit(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` as ``target``: struct fields matched by name (missing ones null, extra ones
+    dropped, as Hudi's schema evolution reads older records), Variants between their
+    extension type and its storage, everything else by Arrow's cast."""
+    if arr.type == target:
+        return arr
+    if isinstance(arr.type, VariantExtensionType) and arr.type.storage_type == target:
+        return arr.storage
+    if isinstance(target, VariantExtensionType) and arr.type == target.storage_type:
+        return pa.ExtensionArray.from_storage(target, arr)
+    if pa.types.is_struct(arr.type) and pa.types.is_struct(target):
+        flat = arr.flatten()
+        names = [arr.type.field(i).name for i in range(arr.type.num_fields)]
+        children = [
+            _fit(flat[names.index(f.name)], f.type) if f.name in names else pa.nulls(len(arr), f.type) for f in target
+        ]
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=arr.is_null())
+    if pa.types.is_list(arr.type) and pa.types.is_list(target) and arr.type.value_type != target.value_type:
+        values = _fit(arr.values, target.value_type)
+        return pa.ListArray.from_arrays(arr.offsets, values, type=target, mask=arr.is_null())
+    return pc.cast(arr, target)
+
+
 def _conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
     columns = []
     for f in schema:
@@ -181,16 +204,8 @@ def _conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
             columns.append(pa.nulls(table.num_rows, f.type))
             continue
         col = table.column(f.name)
-        if col.type == f.type:
-            columns.append(col)
-            continue
         try:
-            if isinstance(col.type, VariantExtensionType) and col.type.storage_type == f.type:
-                col = pa.chunked_array([c.storage for c in col.chunks], f.type)
-            elif isinstance(f.type, VariantExtensionType) and col.type == f.type.storage_type:
-                col = pa.chunked_array([pa.ExtensionArray.from_storage(f.type, c) for c in col.chunks], f.type)
-            else:
-                col = pc.cast(col, f.type)
+            col = pa.chunked_array([_fit(c, f.type) for c in col.chunks], f.type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise HudiLogMergeError(f"{what}: column {f.name!r} of type {col.type} does not fit {f.type}: {e}") from None
         columns.append(col)
