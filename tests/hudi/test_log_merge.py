@@ -196,3 +196,13 @@ def test_older_records_fit_an_evolved_schema() -> None:
     )
     assert out.schema == base_t.schema
     assert out.to_pylist()[1] == {"_hoodie_record_key": "a", "s": {"x": 1, "added": None}, "l": [{"y": 1, "z": None}]}
+
+
+def test_as_of_ends_the_scan_at_a_later_block() -> None:
+    logs = [
+        log("002", avro_block("002", ROW_SCHEMA, rows("002", ("a", 1, "a2")))),
+        log("003", avro_block("004", ROW_SCHEMA, rows("004", ("b", 1, "b4"))), rollback_block("005", "002")),
+    ]
+    assert merged(None, logs, valid={"002", "004"}) == {"b": (1, "b4")}
+    # as of 003 the scan stops at the block of 004, before the rollback
+    assert merged(None, logs, valid={"002", "004"}, as_of="003") == {"a": (1, "a2")}

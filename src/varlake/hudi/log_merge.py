@@ -7,6 +7,7 @@
   a completed one (``valid_instants``, or older than ``timeline_start``: instants
   archived before the active timeline begins); blocks of failed or pending writes are
   ignored. A rollback command block removes the blocks of its target instant read so far.
+  With ``as_of`` (time travel) the scan ends at the first data or delete block after it.
 * Records are merged per record key in arrival order (base, then log blocks).
   ``EVENT_TIME_ORDERING``: a newer version wins unless the older one has a greater
   ordering value (ties go to the newer); a delete record whose ordering value is
@@ -86,9 +87,14 @@ def _sorted_files(log_files: Sequence[LogFile]) -> list[LogFile]:
 
 
 def valid_log_blocks(
-    log_files: Sequence[LogFile], valid_instants: Collection[str], timeline_start: str | None = None
+    log_files: Sequence[LogFile],
+    valid_instants: Collection[str],
+    timeline_start: str | None = None,
+    as_of: str | None = None,
 ) -> list[LogBlock]:
-    """The data and delete blocks that count, in merge order (see the module docstring)."""
+    """The data and delete blocks that count, in merge order (see the module docstring).
+    With ``as_of``, the scan stops at the first data or delete block written after it (as
+    Hudi's scanner stops at its latest instant to read)."""
     valid = set(valid_instants)
     queue: list[LogBlock] = []
     for log_file in _sorted_files(log_files):
@@ -100,9 +106,11 @@ def valid_log_blocks(
                     target = block.target_instant_time
                     queue = [b for b in queue if b.instant_time != target]
                 continue
+            instant = block.instant_time or ""
+            if as_of is not None and instant > as_of:
+                return queue
             if block.block_type == BlockType.CDC_DATA:
                 continue  # change data for incremental queries, not part of a snapshot
-            instant = block.instant_time or ""
             if instant in valid or (timeline_start is not None and instant < timeline_start):
                 if block.is_partial:
                     raise HudiLogUnsupportedError(f"{block.where()}: partial-update blocks")
@@ -221,6 +229,7 @@ def merge_file_slice(
     valid_instants: Collection[str],
     merge_mode: str = EVENT_TIME_ORDERING,
     timeline_start: str | None = None,
+    as_of: str | None = None,
     schema: pa.Schema | None = None,
     delete_marker: tuple[str, str] | None = None,
 ) -> pa.Table:
@@ -235,7 +244,7 @@ def merge_file_slice(
         for name in [key_fields] if isinstance(key_fields, str) else key_fields:
             _column(base, name, "record key")
 
-    blocks = valid_log_blocks(log_files, valid_instants, timeline_start)
+    blocks = valid_log_blocks(log_files, valid_instants, timeline_start, as_of)
     # per key: (is_delete, ordering value, row index into `combined` or -1 for delete records)
     state: dict[Any, tuple[bool, Any, int]] = {}
     tables: list[pa.Table] = []
