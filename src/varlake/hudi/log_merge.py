@@ -16,6 +16,11 @@
 * A record whose ``_hoodie_is_deleted`` is true, whose ``_hoodie_operation`` is ``D``,
   or that carries ``delete_marker`` (a column and the string that marks deletes) is a
   delete: it merges like a record and, when it wins, removes the key.
+* With ``partial_update`` the winning version's null fields take the losing version's
+  values (Hudi's partial update modes ``IGNORE_DEFAULTS``/``KEEP_VALUES``).
+
+``merge_settings(properties)`` reads a table's merge mode, ordering field, partial update
+mode and delete marker from its ``hoodie.properties`` (RFC-97's mapping of payload classes).
 
 The result has ``schema`` (by default the base file's, else the last data block's); log
 records lacking a column get nulls there. Rows come in base order (merged rows in their
