@@ -9,7 +9,7 @@ import pytest
 from hudi_log_writer import ROW_SCHEMA, avro_block, block, delete_block, parquet_block, rollback_block, rows
 from varlake.errors import HudiLogFormatError, HudiLogMergeError, HudiLogUnsupportedError
 from varlake.hudi.log_format import BlockType, parse_log_file, parse_log_file_name
-from varlake.hudi.log_merge import COMMIT_TIME_ORDERING, infer_merge_mode, merge_file_slice, record_keys
+from varlake.hudi.log_merge import COMMIT_TIME_ORDERING, MergeSettings, infer_merge_mode, merge_file_slice, merge_settings, record_keys
 
 FID = "abc-0"
 
@@ -175,3 +175,82 @@ def test_infer_merge_mode() -> None:
     assert infer_merge_mode(v6) == ("COMMIT_TIME_ORDERING", "ts")
     with pytest.raises(HudiLogUnsupportedError, match="payload"):
         infer_merge_mode({"hoodie.compaction.payload.class": "com.example.Mine"})
+
+
+def test_older_records_fit_an_evolved_schema() -> None:
+    """Nested fields added later read as null in older log records; dropped ones go."""
+    old = pa.table({
+        "_hoodie_record_key": ["a"],
+        "s": pa.array([{"x": 1, "gone": "g"}], pa.struct([("x", pa.int32()), ("gone", pa.string())])),
+        "l": pa.array([[{"y": 1}]], pa.list_(pa.struct([("y", pa.int32())]))),
+    })
+    new_type_s = pa.struct([("x", pa.int64()), ("added", pa.string())])
+    new_type_l = pa.list_(pa.field("element", pa.struct([("y", pa.int64()), ("z", pa.bool_())])))
+    base_t = pa.table({
+        "_hoodie_record_key": ["b"],
+        "s": pa.array([{"x": 2, "added": "new"}], new_type_s),
+        "l": pa.array([[{"y": 2, "z": True}]], new_type_l),
+    })
+    out = merge_file_slice(
+        base_t, [log("002", parquet_block("002", old))], key_fields="_hoodie_record_key", ordering_field=None, valid_instants={"002"}
+    )
+    assert out.schema == base_t.schema
+    assert out.to_pylist()[1] == {"_hoodie_record_key": "a", "s": {"x": 1, "added": None}, "l": [{"y": 1, "z": None}]}
+
+
+def test_as_of_ends_the_scan_at_a_later_block() -> None:
+    logs = [
+        log("002", avro_block("002", ROW_SCHEMA, rows("002", ("a", 1, "a2")))),
+        log("003", avro_block("004", ROW_SCHEMA, rows("004", ("b", 1, "b4"))), rollback_block("005", "002")),
+    ]
+    assert merged(None, logs, valid={"002", "004"}) == {"b": (1, "b4")}
+    # as of 003 the scan stops at the block of 004, before the rollback
+    assert merged(None, logs, valid={"002", "004"}, as_of="003") == {"a": (1, "a2")}
+
+
+def test_partial_updates_fill_nulls_from_the_losing_version() -> None:
+    b = base(("a", 5, "a0"), ("b", 5, "b0"), ("c", 5, "c0"))
+    logs = [
+        log("002", avro_block("002", ROW_SCHEMA, [
+            {"_hoodie_record_key": "a", "id": "a", "ts": 6, "v": None},   # wins, keeps v from the base
+            {"_hoodie_record_key": "b", "id": "b", "ts": 4, "v": None},   # loses; nothing to fill
+            {"_hoodie_record_key": "d", "id": "d", "ts": 1, "v": None},
+        ])),
+        log("003", avro_block("003", ROW_SCHEMA, [
+            {"_hoodie_record_key": "d", "id": "d", "ts": None, "v": "d3"},  # loses to ts 1, fills v
+            {"_hoodie_record_key": "c", "id": "c", "ts": 9, "v": None, "_hoodie_is_deleted": True},
+        ])),
+    ]
+    assert merged(b, logs, partial_update=True) == {"a": (6, "a0"), "b": (5, "b0"), "d": (1, "d3")}
+    assert merged(b, logs) == {"a": (6, None), "b": (5, "b0"), "d": (1, None)}
+    # commit-time ordering: the latest write wins and keeps older values where it has nulls
+    assert merged(b, logs, partial_update=True, merge_mode=COMMIT_TIME_ORDERING) == {
+        "a": (6, "a0"), "b": (4, "b0"), "d": (1, "d3"),
+    }
+
+
+def test_merge_settings_follow_rfc_97() -> None:
+    pkg = "org.apache.hudi.common.model."
+    partial = merge_settings({"hoodie.compaction.payload.class": pkg + "PartialUpdateAvroPayload", "hoodie.table.precombine.field": "ts"})
+    assert partial == MergeSettings("EVENT_TIME_ORDERING", "ts", partial_update=True)
+    assert merge_settings({"hoodie.compaction.payload.class": pkg + "OverwriteNonDefaultsWithLatestAvroPayload"}) == MergeSettings(
+        "COMMIT_TIME_ORDERING", None, partial_update=True
+    )
+    dms = merge_settings({"hoodie.compaction.payload.class": pkg + "AWSDmsAvroPayload"})
+    assert dms == MergeSettings("COMMIT_TIME_ORDERING", None, delete_marker=("Op", "D"))
+    v9 = merge_settings({
+        "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
+        "hoodie.legacy.payload.class": pkg + "AWSDmsAvroPayload",
+        "hoodie.table.partial.update.mode": "IGNORE_DEFAULTS",
+        "hoodie.record.merge.property.hoodie.payload.delete.field": "op_type",
+        "hoodie.record.merge.property.hoodie.payload.delete.marker": "X",
+    })
+    assert v9 == MergeSettings("COMMIT_TIME_ORDERING", None, partial_update=True, delete_marker=("op_type", "X"))
+    with pytest.raises(HudiLogUnsupportedError, match="IGNORE_MARKERS"):
+        merge_settings({"hoodie.record.merge.mode": "EVENT_TIME_ORDERING", "hoodie.table.partial.update.mode": "IGNORE_MARKERS"})
+    with pytest.raises(HudiLogUnsupportedError, match="CUSTOM"):
+        merge_settings({"hoodie.record.merge.mode": "CUSTOM", "hoodie.table.payload.class": "com.example.Mine"})
+    # a delete marker column as the settings give it
+    b = base(("a", 1, "a0"), ("b", 1, "b0"))
+    logs = [log("002", avro_block("002", ROW_SCHEMA, rows("002", ("a", 2, "D"), ("b", 2, "b2"))))]
+    assert merged(b, logs, **MergeSettings("COMMIT_TIME_ORDERING", "ts", delete_marker=("v", "D")).as_kwargs()) == {"b": (2, "b2")}

@@ -144,7 +144,7 @@ def test_merged_slices_match_hudi_rs(tables: dict[str, Path], name: str, when: s
             parts.append(
                 merge_file_slice(
                     base, logs, key_fields=key, ordering_field=ordering,
-                    merge_mode=mode, valid_instants=valid,
+                    merge_mode=mode, valid_instants=valid, as_of=as_of,
                 )
             )
         got = pa.concat_tables(parts) if parts else None

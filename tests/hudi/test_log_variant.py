@@ -95,3 +95,40 @@ def test_a_variant_record_needs_metadata_and_value() -> None:
     records = [{"_hoodie_record_key": "k", "payload": {"value": b"\x00"}}]
     with pytest.raises(HudiLogFormatError, match="metadata and value"):
         decode_data_block(_log(records, schema=schema).blocks[0])
+
+
+def _group(name: str, typed: str) -> dict:
+    return {"type": "record", "name": name, "fields": [
+        {"name": "value", "type": ["null", "bytes"]}, {"name": "typed_value", "type": ["null", typed]}]}
+
+
+SHREDDED = {
+    "type": "record",
+    "name": "shredded",
+    "logicalType": "variant",
+    "fields": [
+        {"name": "metadata", "type": "bytes"},
+        {"name": "value", "type": ["null", "bytes"]},
+        {"name": "typed_value", "type": ["null", {"type": "record", "name": "tv", "fields": [
+            {"name": "a", "type": _group("ga", "long")}, {"name": "b", "type": _group("gb", "string")}]}]},
+    ],
+}
+
+
+def test_a_shredded_variant_record_reads_unshredded() -> None:
+    from varlake.shred.shred import shred
+    from varlake.shred.unshred import UNSHREDDED_TYPE
+
+    docs = ['{"a": 1, "b": "x"}', '{"a": "s", "c": [1]}', "7", '{"b": null}']
+    variants = [parse_json(d) for d in docs]
+    storage = pa.array([{"metadata": v.metadata, "value": v.value} for v in variants] + [None], type=UNSHREDDED_TYPE)
+    parts = shred(storage, pa.struct([("a", pa.int64()), ("b", pa.string())])).to_pylist()
+    assert parts[0]["value"] is None and parts[0]["typed_value"]["a"]["typed_value"] == 1, "really shredded"
+    schema = {"type": "record", "name": "e", "fields": [
+        {"name": "_hoodie_record_key", "type": "string"}, {"name": "p", "type": ["null", SHREDDED]}]}
+    records = [{"_hoodie_record_key": str(i), "p": p} for i, p in enumerate(parts)]
+    table = decode_data_block(_log(records, schema=schema).blocks[0])
+    assert isinstance(table.column("p").type, VariantExtensionType)
+    assert table.column("p").type.storage_type == UNSHREDDED_TYPE
+    got = variants_of(table.column("p"))
+    assert [None if v is None else v.to_json() for v in got] == [v.to_json() for v in variants] + [None]

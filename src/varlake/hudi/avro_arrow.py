@@ -8,6 +8,8 @@ fixed) a decimal, ``enum`` a string, a nullable union (``["null", T]``) a nullab
 A record with ``"logicalType": "variant"`` (fields ``metadata`` and ``value``, bytes)
 becomes varlake's Variant column (``arrow.parquet.variant``, unshredded); its values are
 checked as Spark checks them, and bytes Spark could not read raise ``MalformedVariantError``.
+A shredded variant record (``metadata``, optional ``value``, ``typed_value`` laid out as
+the Parquet shredding spec says) is read unshredded the same way.
 
 Records are decoded with fastavro against the block's writer schema with temporal logical
 types removed (so they arrive as the integers Arrow takes directly).
@@ -21,9 +23,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from varlake.errors import HudiLogFormatError, HudiLogUnsupportedError, MalformedVariantError
+from varlake.errors import HudiLogFormatError, HudiLogUnsupportedError, MalformedVariantError, VarlakeError
 from varlake.shred.arrow_extension import VariantExtensionType
-from varlake.shred.unshred import UNSHREDDED_TYPE
+from varlake.shred.unshred import UNSHREDDED_TYPE, unshred_variant
 from varlake.variant.validity import is_valid_variant_bytes
 
 __all__ = ["AvroArrowSchema", "avro_to_arrow_schema", "records_to_table"]
@@ -63,9 +65,16 @@ class AvroArrowSchema:
         if not isinstance(schema, dict) or schema.get("type") != "record" or not isinstance(schema.get("fields"), list):
             raise HudiLogFormatError(f"{where}: the writer schema is not an Avro record")
         self.decode_schema = _strip_temporal(schema, 0, where)
-        arrow = self._type(schema, "", 0)
+        try:
+            arrow = self._type(schema, "", 0)
+        except VarlakeError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError, pa.ArrowException) as e:
+            # odd schema JSON (a list where a name belongs, ...) that the checks above let through
+            raise HudiLogFormatError(f"{where}: the writer schema is not a usable Avro schema: {e!r}") from None
         assert isinstance(arrow, pa.StructType)
-        self.arrow = pa.schema([arrow.field(i) for i in range(arrow.num_fields)])
+        self.decode_arrow = pa.schema([arrow.field(i) for i in range(arrow.num_fields)])
+        self.arrow = pa.schema([pa.field(f.name, _unshredded(f.type), nullable=f.nullable) for f in self.decode_arrow])
 
     # -- Avro type -> Arrow type --------------------------------------------------------------
 
@@ -140,10 +149,7 @@ class AvroArrowSchema:
         full = self._fullname(t, namespace)
         inner_ns = full.rsplit(".", 1)[0] if "." in full else ""
         if t.get("logicalType") == "variant":
-            names = sorted(f.get("name") for f in t.get("fields", []) if isinstance(f, dict))
-            if names != ["metadata", "value"]:
-                raise HudiLogFormatError(f"{self.where}: variant record {full!r} must have fields metadata and value, not {names}")
-            arrow: pa.DataType = VariantExtensionType()
+            arrow = self._variant(t, full, inner_ns, depth)
             self._register(t, namespace, arrow)
             return arrow
         self._named[full] = pa.struct([])  # a placeholder: recursive records are refused below
@@ -159,7 +165,7 @@ class AvroArrowSchema:
             if ftype == full or ftype == t.get("name"):
                 raise HudiLogUnsupportedError(f"{self.where}: recursive record {full!r}")
             arrow_f = self._type(ftype, inner_ns, depth + 1)
-            nullable = _is_nullable(ftype)
+            nullable = _is_nullable(ftype) or arrow_f == pa.null()
             out.append(pa.field(f["name"], arrow_f, nullable=nullable))
             zero_width = zero_width and (ftype == "null" or (isinstance(ftype, str) and ftype in self._zero_width))
         struct = pa.struct(out)
@@ -168,11 +174,33 @@ class AvroArrowSchema:
             self._zero_width.add(full)
         return struct
 
+    def _variant(self, t: dict[str, Any], full: str, namespace: str, depth: int) -> pa.DataType:
+        """A variant record: unshredded (``metadata``, ``value``) or shredded (``metadata``, an
+        optional ``value`` and ``typed_value``, as the Parquet shredding spec lays them out)."""
+        fields = [f for f in t.get("fields", []) if isinstance(f, dict)]
+        names = sorted(str(f.get("name")) for f in fields)
+        if names == ["metadata", "value"]:
+            return VariantExtensionType()
+        if "metadata" not in names or "typed_value" not in names or not set(names) <= {"metadata", "value", "typed_value"}:
+            raise HudiLogFormatError(
+                f"{self.where}: variant record {full!r} must have fields metadata and value (and typed_value when shredded), not {names}"
+            )
+        order = {"metadata": 0, "value": 1, "typed_value": 2}
+        storage = pa.struct(
+            [
+                pa.field(f["name"], self._type(f.get("type"), namespace, depth + 1), nullable=f["name"] != "metadata")
+                for f in sorted(fields, key=lambda f: order[f["name"]])
+            ]
+        )
+        return VariantExtensionType(storage)  # checks the layout; read back unshredded
+
     def _union(self, branches: list[Any], namespace: str, depth: int) -> pa.DataType:
         rest = [b for b in branches if b != "null"]
         if len(rest) == 1:
             return self._type(rest[0], namespace, depth + 1)
         if not rest:
+            if not branches:
+                raise HudiLogFormatError(f"{self.where}: an empty Avro union")
             return pa.null()
         raise HudiLogUnsupportedError(f"{self.where}: Avro union of several non-null types {rest!r}")
 
@@ -186,7 +214,7 @@ class AvroArrowSchema:
     # -- records -> Arrow table ---------------------------------------------------------------
 
     def table(self, records: list[dict[str, Any]]) -> pa.Table:
-        return records_to_table(records, self.arrow, self.where)
+        return records_to_table(records, self.decode_arrow, self.where)
 
 
 def _is_nullable(t: Any) -> bool:
@@ -217,6 +245,9 @@ def avro_to_arrow_schema(schema: Any, where: str = "Avro schema") -> pa.Schema:
 
 
 def _fix_variants(values: list[Any], arrow: pa.DataType, where: str) -> pa.Array:
+    if isinstance(arrow, VariantExtensionType) and arrow.storage_type != UNSHREDDED_TYPE:
+        storage = pa.array(values, type=arrow.storage_type)
+        return pa.ExtensionArray.from_storage(VariantExtensionType(), unshred_variant(storage, where=where))
     if isinstance(arrow, VariantExtensionType):
         for v in values:
             if v is not None and not is_valid_variant_bytes(v["metadata"], v["value"]):
@@ -229,7 +260,8 @@ def _fix_variants(values: list[Any], arrow: pa.DataType, where: str) -> pa.Array
             f = arrow.field(i)
             children.append(_fix_variants([None if v is None else v.get(f.name) for v in values], f.type, where))
         mask = pa.array([v is None for v in values], type=pa.bool_())
-        return pa.StructArray.from_arrays(children, fields=list(arrow), mask=mask)
+        out_fields = [pa.field(f.name, c.type, nullable=f.nullable) for f, c in zip(arrow, children)]
+        return pa.StructArray.from_arrays(children, fields=out_fields, mask=mask)
     if (pa.types.is_list(arrow) or pa.types.is_large_list(arrow)) and _has_variant(arrow.value_type):
         flat = [x for v in values if v is not None for x in v]
         offsets, n = [0], 0
@@ -239,10 +271,23 @@ def _fix_variants(values: list[Any], arrow: pa.DataType, where: str) -> pa.Array
         inner = _fix_variants(flat, arrow.value_type, where)
         return pa.ListArray.from_arrays(
             pa.array(offsets, pa.int32()), inner, mask=pa.array([v is None for v in values])
-        ).cast(arrow)
+        ).cast(_unshredded(arrow))
     if pa.types.is_map(arrow) and _has_variant(arrow.item_type):
         raise HudiLogUnsupportedError(f"{where}: a map of variants")
     return pa.array(values, type=arrow)
+
+
+def _unshredded(arrow: pa.DataType) -> pa.DataType:
+    """``arrow`` with every Variant as the unshredded Variant type the records are read into."""
+    if isinstance(arrow, VariantExtensionType):
+        return VariantExtensionType()
+    if pa.types.is_struct(arrow):
+        return pa.struct([pa.field(f.name, _unshredded(f.type), nullable=f.nullable) for f in arrow])
+    if pa.types.is_list(arrow):
+        return pa.list_(pa.field(arrow.value_field.name, _unshredded(arrow.value_type), nullable=arrow.value_field.nullable))
+    if pa.types.is_map(arrow):
+        return pa.map_(arrow.key_type, pa.field(arrow.item_field.name, _unshredded(arrow.item_type), nullable=arrow.item_field.nullable))
+    return arrow
 
 
 def _has_variant(arrow: pa.DataType) -> bool:
@@ -269,7 +314,7 @@ def records_to_table(records: Iterable[dict[str, Any]], schema: pa.Schema, where
             if isinstance(e, (HudiLogFormatError, HudiLogUnsupportedError, MalformedVariantError)):
                 raise
             raise HudiLogFormatError(f"{where}: column {f.name!r} does not fit {f.type}: {e}") from e
-    return pa.Table.from_arrays(columns, schema=schema)
+    return pa.Table.from_arrays(columns, schema=pa.schema([pa.field(f.name, c.type, nullable=f.nullable) for f, c in zip(schema, columns)]))
 
 
 def read_datum(reader: Any, payload: bytes) -> tuple[Any, int]:

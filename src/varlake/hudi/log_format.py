@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 from varlake.errors import HudiLogFormatError, HudiLogUnsupportedError
+from varlake.io.storage import Storage
 
 __all__ = [
     "MAGIC",
@@ -44,6 +45,7 @@ __all__ = [
     "LogFileName",
     "parse_log_file",
     "parse_log_file_name",
+    "read_log_files",
 ]
 
 MAGIC = b"#HUDI#"
@@ -273,3 +275,9 @@ def _read_block(cur: _Cursor, offset: int) -> LogBlock:
     if block_type != BlockType.CORRUPT and HeaderKey.INSTANT_TIME not in header:
         raise HudiLogFormatError(f"{cur.file}: block at byte {offset} has no instant time in its header")
     return LogBlock(cur.file, offset, block_type, header, footer, content)
+
+
+def read_log_files(storage: Storage, paths: Sequence[str]) -> list[LogFile]:
+    """Read and frame the log files at ``paths`` (as ``storage`` names them), each named by
+    its path; ``merge_file_slice`` orders them."""
+    return [parse_log_file(storage.read(p), p) for p in paths]

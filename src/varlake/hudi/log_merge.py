@@ -7,6 +7,7 @@
   a completed one (``valid_instants``, or older than ``timeline_start``: instants
   archived before the active timeline begins); blocks of failed or pending writes are
   ignored. A rollback command block removes the blocks of its target instant read so far.
+  With ``as_of`` (time travel) the scan ends at the first data or delete block after it.
 * Records are merged per record key in arrival order (base, then log blocks).
   ``EVENT_TIME_ORDERING``: a newer version wins unless the older one has a greater
   ordering value (ties go to the newer); a delete record whose ordering value is
@@ -15,6 +16,11 @@
 * A record whose ``_hoodie_is_deleted`` is true, whose ``_hoodie_operation`` is ``D``,
   or that carries ``delete_marker`` (a column and the string that marks deletes) is a
   delete: it merges like a record and, when it wins, removes the key.
+* With ``partial_update`` the winning version's null fields take the losing version's
+  values (Hudi's partial update modes ``IGNORE_DEFAULTS``/``KEEP_VALUES``).
+
+``merge_settings(properties)`` reads a table's merge mode, ordering field, partial update
+mode and delete marker from its ``hoodie.properties`` (RFC-97's mapping of payload classes).
 
 The result has ``schema`` (by default the base file's, else the last data block's); log
 records lacking a column get nulls there. Rows come in base order (merged rows in their
@@ -24,6 +30,7 @@ base position), then keys first seen in the logs.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -37,7 +44,9 @@ from varlake.shred.arrow_extension import VariantExtensionType
 __all__ = [
     "COMMIT_TIME_ORDERING",
     "EVENT_TIME_ORDERING",
+    "MergeSettings",
     "infer_merge_mode",
+    "merge_settings",
     "merge_file_slice",
     "record_keys",
     "valid_log_blocks",
@@ -48,34 +57,83 @@ COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
 _IS_DELETED = "_hoodie_is_deleted"
 _OPERATION = "_hoodie_operation"
 
-_PAYLOAD_MODES = {
-    "org.apache.hudi.common.model.DefaultHoodieRecordPayload": EVENT_TIME_ORDERING,
-    "org.apache.hudi.common.model.EventTimeAvroPayload": EVENT_TIME_ORDERING,
-    "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload": COMMIT_TIME_ORDERING,
+_PAYLOAD = "org.apache.hudi.common.model."
+# payload class -> (merge mode, partial updates, delete marker), as Hudi 1.1 upgrades them (RFC-97)
+_PAYLOADS: dict[str, tuple[str, bool, tuple[str, str] | None]] = {
+    _PAYLOAD + "DefaultHoodieRecordPayload": (EVENT_TIME_ORDERING, False, None),
+    _PAYLOAD + "EventTimeAvroPayload": (EVENT_TIME_ORDERING, False, None),
+    _PAYLOAD + "OverwriteWithLatestAvroPayload": (COMMIT_TIME_ORDERING, False, None),
+    _PAYLOAD + "OverwriteNonDefaultsWithLatestAvroPayload": (COMMIT_TIME_ORDERING, True, None),
+    _PAYLOAD + "PartialUpdateAvroPayload": (EVENT_TIME_ORDERING, True, None),
+    _PAYLOAD + "AWSDmsAvroPayload": (COMMIT_TIME_ORDERING, False, ("Op", "D")),
 }
+_PAYLOAD_KEYS = ("hoodie.compaction.payload.class", "hoodie.table.payload.class", "hoodie.legacy.payload.class")
+# partial update modes whose "missing" value is null (the schema default of Spark-written columns)
+_NULL_PARTIAL_MODES = {"IGNORE_DEFAULTS", "KEEP_VALUES", "FILL_DEFAULTS"}
+
+
+@dataclass(frozen=True)
+class MergeSettings:
+    """How a table merges versions of a record: ``merge_file_slice``'s keyword arguments
+    ``merge_mode``, ``ordering_field``, ``partial_update`` and ``delete_marker``."""
+
+    merge_mode: str
+    ordering_field: str | None
+    partial_update: bool = False
+    delete_marker: tuple[str, str] | None = None
+
+    def as_kwargs(self) -> dict[str, Any]:
+        return {
+            "merge_mode": self.merge_mode,
+            "ordering_field": self.ordering_field,
+            "partial_update": self.partial_update,
+            "delete_marker": self.delete_marker,
+        }
+
+
+def merge_settings(properties: Mapping[str, str]) -> MergeSettings:
+    """A table's ``MergeSettings`` from its ``hoodie.properties``, as Hudi 1.1 reads (or, for
+    tables before version 9, upgrades) them: ``hoodie.record.merge.mode`` when set, else the
+    payload class (RFC-97's table: ``DefaultHoodieRecordPayload`` and ``EventTimeAvroPayload``
+    event time; ``OverwriteWithLatestAvroPayload`` commit time; ``PartialUpdateAvroPayload``
+    and ``OverwriteNonDefaultsWithLatestAvroPayload`` with partial updates; ``AWSDmsAvroPayload``
+    with the delete marker ``Op = D``); ``hoodie.table.partial.update.mode`` and the
+    ``hoodie.payload.delete.field``/``marker`` merge properties. Custom payloads, mergers and
+    marker-based partial updates raise ``HudiLogUnsupportedError``."""
+    ordering = properties.get("hoodie.table.ordering.fields") or properties.get("hoodie.table.precombine.field")
+    ordering = (ordering.split(",")[0].strip() or None) if ordering else None
+    payload = next((properties[k] for k in _PAYLOAD_KEYS if properties.get(k)), None)
+    known = _PAYLOADS.get(payload) if payload else None
+    mode = properties.get("hoodie.record.merge.mode")
+    partial, marker = (known[1], known[2]) if known else (False, None)
+    if mode is None:
+        if payload is not None and known is None:
+            raise HudiLogUnsupportedError(f"merging with the custom payload class {payload}")
+        mode = known[0] if known else (EVENT_TIME_ORDERING if ordering else COMMIT_TIME_ORDERING)
+    mode = mode.strip().upper()
+    if mode not in (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING):
+        what = f" (payload class {payload})" if payload else ""
+        raise HudiLogUnsupportedError(f"merge mode {mode}{what}")
+    partial_mode = (properties.get("hoodie.table.partial.update.mode") or "").strip().upper()
+    if partial_mode and partial_mode != "NONE":
+        if partial_mode not in _NULL_PARTIAL_MODES:
+            raise HudiLogUnsupportedError(f"partial update mode {partial_mode}")
+        partial = True
+    field = _merge_property(properties, "hoodie.payload.delete.field")
+    value = _merge_property(properties, "hoodie.payload.delete.marker")
+    if field and value is not None:
+        marker = (field, value)
+    return MergeSettings(mode, ordering, partial, marker)
+
+
+def _merge_property(properties: Mapping[str, str], key: str) -> str | None:
+    return properties.get(f"hoodie.record.merge.property.{key}", properties.get(key))
 
 
 def infer_merge_mode(properties: Mapping[str, str]) -> tuple[str, str | None]:
-    """``(merge mode, ordering field)`` of a table from its ``hoodie.properties``, the way
-    Hudi 1.x reads (or, for tables before version 8, upgrades) them: ``hoodie.record.merge.mode``
-    when set, else the payload class (``DefaultHoodieRecordPayload``: event time;
-    ``OverwriteWithLatestAvroPayload``: commit time). Custom payloads and merge modes raise
-    ``HudiLogUnsupportedError``."""
-    ordering = properties.get("hoodie.table.ordering.fields") or properties.get("hoodie.table.precombine.field")
-    ordering = ordering.split(",")[0].strip() or None if ordering else None
-    mode = properties.get("hoodie.record.merge.mode")
-    if mode is None:
-        payload = properties.get("hoodie.compaction.payload.class") or properties.get("hoodie.table.payload.class")
-        if payload is None:
-            mode = EVENT_TIME_ORDERING if ordering else COMMIT_TIME_ORDERING
-        elif payload in _PAYLOAD_MODES:
-            mode = _PAYLOAD_MODES[payload]
-        else:
-            raise HudiLogUnsupportedError(f"merging with the custom payload class {payload}")
-    mode = mode.strip().upper()
-    if mode not in (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING):
-        raise HudiLogUnsupportedError(f"merge mode {mode}")
-    return mode, ordering
+    """``(merge mode, ordering field)`` of ``merge_settings(properties)``."""
+    settings = merge_settings(properties)
+    return settings.merge_mode, settings.ordering_field
 
 
 def _sorted_files(log_files: Sequence[LogFile]) -> list[LogFile]:
@@ -86,9 +144,14 @@ def _sorted_files(log_files: Sequence[LogFile]) -> list[LogFile]:
 
 
 def valid_log_blocks(
-    log_files: Sequence[LogFile], valid_instants: Collection[str], timeline_start: str | None = None
+    log_files: Sequence[LogFile],
+    valid_instants: Collection[str],
+    timeline_start: str | None = None,
+    as_of: str | None = None,
 ) -> list[LogBlock]:
-    """The data and delete blocks that count, in merge order (see the module docstring)."""
+    """The data and delete blocks that count, in merge order (see the module docstring).
+    With ``as_of``, the scan stops at the first data or delete block written after it (as
+    Hudi's scanner stops at its latest instant to read)."""
     valid = set(valid_instants)
     queue: list[LogBlock] = []
     for log_file in _sorted_files(log_files):
@@ -100,9 +163,11 @@ def valid_log_blocks(
                     target = block.target_instant_time
                     queue = [b for b in queue if b.instant_time != target]
                 continue
+            instant = block.instant_time or ""
+            if as_of is not None and instant > as_of:
+                return queue
             if block.block_type == BlockType.CDC_DATA:
                 continue  # change data for incremental queries, not part of a snapshot
-            instant = block.instant_time or ""
             if instant in valid or (timeline_start is not None and instant < timeline_start):
                 if block.is_partial:
                     raise HudiLogUnsupportedError(f"{block.where()}: partial-update blocks")
@@ -174,6 +239,29 @@ def _newer_wins(old_ordering: Any, new_ordering: Any, new_is_delete_record: bool
         return True
 
 
+def _fit(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` as ``target``: struct fields matched by name (missing ones null, extra ones
+    dropped, as Hudi's schema evolution reads older records), Variants between their
+    extension type and its storage, everything else by Arrow's cast."""
+    if arr.type == target:
+        return arr
+    if isinstance(arr.type, VariantExtensionType) and arr.type.storage_type == target:
+        return arr.storage
+    if isinstance(target, VariantExtensionType) and arr.type == target.storage_type:
+        return pa.ExtensionArray.from_storage(target, arr)
+    if pa.types.is_struct(arr.type) and pa.types.is_struct(target):
+        flat = arr.flatten()
+        names = [arr.type.field(i).name for i in range(arr.type.num_fields)]
+        children = [
+            _fit(flat[names.index(f.name)], f.type) if f.name in names else pa.nulls(len(arr), f.type) for f in target
+        ]
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=arr.is_null())
+    if pa.types.is_list(arr.type) and pa.types.is_list(target) and arr.type.value_type != target.value_type:
+        values = _fit(arr.values, target.value_type)
+        return pa.ListArray.from_arrays(arr.offsets, values, type=target, mask=arr.is_null())
+    return pc.cast(arr, target)
+
+
 def _conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
     columns = []
     for f in schema:
@@ -181,16 +269,8 @@ def _conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
             columns.append(pa.nulls(table.num_rows, f.type))
             continue
         col = table.column(f.name)
-        if col.type == f.type:
-            columns.append(col)
-            continue
         try:
-            if isinstance(col.type, VariantExtensionType) and col.type.storage_type == f.type:
-                col = pa.chunked_array([c.storage for c in col.chunks], f.type)
-            elif isinstance(f.type, VariantExtensionType) and col.type == f.type.storage_type:
-                col = pa.chunked_array([pa.ExtensionArray.from_storage(f.type, c) for c in col.chunks], f.type)
-            else:
-                col = pc.cast(col, f.type)
+            col = pa.chunked_array([_fit(c, f.type) for c in col.chunks], f.type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise HudiLogMergeError(f"{what}: column {f.name!r} of type {col.type} does not fit {f.type}: {e}") from None
         columns.append(col)
@@ -206,29 +286,46 @@ def merge_file_slice(
     valid_instants: Collection[str],
     merge_mode: str = EVENT_TIME_ORDERING,
     timeline_start: str | None = None,
+    as_of: str | None = None,
     schema: pa.Schema | None = None,
     delete_marker: tuple[str, str] | None = None,
+    partial_update: bool = False,
 ) -> pa.Table:
     """The rows of a file slice: ``base`` (its base file's rows, or ``None`` for a slice of
     logs only) merged with the parsed ``log_files`` (``log_format.parse_log_file``); see the
-    module docstring for the rules."""
+    module docstring for the rules. ``partial_update``: null fields of the winning version
+    take the losing version's values (Hudi's ``PartialUpdateAvroPayload`` with event-time
+    ordering, ``OverwriteNonDefaultsWithLatestAvroPayload`` with commit-time ordering)."""
     mode = merge_mode.strip().upper()
     if mode not in (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING):
         raise HudiLogUnsupportedError(f"merge mode {merge_mode}")
     event_time = mode == EVENT_TIME_ORDERING and ordering_field is not None
+    if base is not None:
+        for name in [key_fields] if isinstance(key_fields, str) else key_fields:
+            _column(base, name, "record key")
 
-    blocks = valid_log_blocks(log_files, valid_instants, timeline_start)
-    # per key: (is_delete, ordering value, row index into `combined` or -1 for delete records)
-    state: dict[Any, tuple[bool, Any, int]] = {}
+    blocks = valid_log_blocks(log_files, valid_instants, timeline_start, as_of)
+    # per key: (is_delete, ordering value, rows into `combined`: the winner first, then (with
+    # partial updates) the versions whose values fill the winner's nulls)
+    state: dict[Any, _Version] = {}
     tables: list[pa.Table] = []
     offset = base.num_rows if base is not None else 0
 
     def put(key: Any, is_delete: bool, ordering: Any, row: int, delete_record: bool) -> None:
         if delete_record and _is_natural(ordering):
             ordering = None  # wins by arrival; a later record then wins over it
+        new: _Version = (is_delete, ordering, () if delete_record else (row,))
         old = state.get(key)
-        if old is None or not event_time or _newer_wins(old[1], ordering, delete_record):
-            state[key] = (is_delete, ordering, row)
+        if old is None:
+            state[key] = new
+        else:
+            wins = not event_time or _newer_wins(old[1], ordering, delete_record)
+            state[key] = _combine(new, old) if wins else (_combine(old, new) if partial_update else old)
+
+    def _combine(winner: _Version, loser: _Version) -> _Version:
+        if not partial_update or winner[0] or loser[0]:
+            return winner
+        return (False, winner[1], winner[2] + loser[2])
 
     for block in blocks:
         if block.block_type == BlockType.DELETE:
@@ -256,26 +353,72 @@ def merge_file_slice(
     parts += [_conform(t, schema, "log block") for t in tables]
     combined = pa.concat_tables(parts) if parts else schema.empty_table()
 
-    take: list[int] = []
+    rows: list[tuple[int, ...]] = []
     seen: set[Any] = set()
     if base is not None:
-        base_keys = record_keys(base, key_fields)
-        base_orderings = (
-            base.column(ordering_field).to_pylist() if event_time and ordering_field in base.column_names else None
-        )
-        for i, key in enumerate(base_keys):
-            log = state.get(key)
-            if log is None:
-                take.append(i)
-                continue
-            seen.add(key)
-            is_delete, ordering, row = log
-            base_ordering = base_orderings[i] if base_orderings is not None else None
-            if event_time and not _newer_wins(base_ordering, ordering, row < 0):
-                take.append(i)
-            elif not is_delete:
-                take.append(row)
-    for key, (is_delete, _, row) in state.items():
+        base_ordering = ordering_field if event_time else None
+        rows = _merge_base(base, state, seen, key_fields, base_ordering, partial_update)
+    for key, (is_delete, _, chain) in state.items():
         if key not in seen and not is_delete:
-            take.append(row)
-    return combined.take(pa.array(take, pa.int64())) if take else combined.slice(0, 0)
+            rows.append(chain)
+    return _assemble(combined, rows)
+
+
+_Version = tuple[bool, Any, tuple[int, ...]]
+
+
+def _merge_base(
+    base: pa.Table,
+    state: dict[Any, _Version],
+    seen: set[Any],
+    key_fields: str | Sequence[str],
+    ordering_field: str | None,
+    partial_update: bool,
+) -> list[tuple[int, ...]]:
+    """Rows (into base + log rows) of the base merged with the logs' final versions: only
+    base rows whose key the logs touch are looked at one by one."""
+    keep: list[tuple[int, ...]] = [(i,) for i in range(base.num_rows)]
+    if not state:
+        return keep
+    keys = record_keys(base, key_fields)
+    touched = [i for i, k in enumerate(keys) if k in state]
+    orderings = base.column(ordering_field).take(pa.array(touched, pa.int64())).to_pylist() if (
+        ordering_field is not None and ordering_field in base.column_names
+    ) else [None] * len(touched)
+    for i, base_ordering in zip(touched, orderings):
+        key = keys[i]
+        seen.add(key)
+        is_delete, ordering, chain = state[key]
+        if ordering_field is not None and not _newer_wins(base_ordering, ordering, not chain and is_delete):
+            if partial_update and not is_delete:
+                keep[i] = (i,) + chain
+            continue  # the base version stays
+        keep[i] = () if is_delete else (chain + (i,) if partial_update else chain)
+    return [c for c in keep if c]
+
+
+def _assemble(combined: pa.Table, rows: list[tuple[int, ...]]) -> pa.Table:
+    """The output rows: each the first row of its chain, with null fields filled from the
+    later rows of the chain (partial updates)."""
+    if not rows:
+        return combined.slice(0, 0)
+    first = combined.take(pa.array([c[0] for c in rows], pa.int64()))
+    depth = max(len(c) for c in rows)
+    if depth == 1:
+        return first
+    levels = [pa.array([c[d] if d < len(c) else None for c in rows], pa.int64()) for d in range(1, depth)]
+    columns = []
+    for name, col in zip(first.column_names, first.columns):
+        field_type = col.type
+        storage = isinstance(field_type, pa.ExtensionType)
+        parts = [col] + [combined.column(name).take(idx) for idx in levels]
+        if storage:
+            parts = [pa.chunked_array([c.storage for c in p.chunks], field_type.storage_type) for p in parts]
+        try:
+            merged = pc.coalesce(*parts)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as e:
+            raise HudiLogUnsupportedError(f"partial updates of column {name!r} of type {field_type}: {e}") from None
+        if storage:
+            merged = pa.chunked_array([pa.ExtensionArray.from_storage(field_type, c) for c in merged.chunks], field_type)
+        columns.append(merged)
+    return pa.Table.from_arrays(columns, schema=first.schema)
