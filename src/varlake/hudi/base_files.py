@@ -15,11 +15,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from varlake.errors import DataFileMissingError, StorageFileNotFoundError
+from varlake.errors import DataFileMissingError, ParquetFooterError, StorageFileNotFoundError
 from varlake.io.parquet_read import variant_column_paths
 from varlake.io.storage import LocalStorage, Storage
 from varlake.io.thrift_footer import read_schema
 from varlake.shred.variant_columns import without_variant_extension
+
+_ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError, ValueError)
 
 __all__ = ["Footer", "concat", "newest_schema", "open_source", "read_base_file", "read_footer"]
 
@@ -56,11 +58,15 @@ def read_footer(storage: Storage, root: str, relative_path: str, size: int | Non
         raise DataFileMissingError(f"{root}: data file {relative_path!r} is in the file listing but missing") from None
     with handle:
         length = size if size is not None else handle.seek(0, 2)
-        tree = read_schema(handle, length, relative_path)
+        tree = read_schema(handle, length, f"{root}/{relative_path}")
         handle.seek(0)
-        pf = pq.ParquetFile(handle)
+        try:
+            pf = pq.ParquetFile(handle)
+            schema = without_variant_extension(pf.metadata.schema.to_arrow_schema())
+        except _ARROW_ERRORS as exc:
+            raise ParquetFooterError(f"{root}/{relative_path}: cannot open as Parquet ({exc})") from None
         variants = frozenset(p[0] for p in variant_column_paths(pf, tree, (), relative_path) if len(p) == 1)
-        return Footer(pf.metadata, without_variant_extension(pf.metadata.schema.to_arrow_schema()), variants)
+        return Footer(pf.metadata, schema, variants)
 
 
 def read_base_file(storage: Storage, root: str, relative_path: str, columns: Sequence[str] | None = None, size: int | None = None) -> pa.Table:
@@ -68,12 +74,14 @@ def read_base_file(storage: Storage, root: str, relative_path: str, columns: Seq
     source = open_source(storage, root, relative_path, size)
     try:
         pf = pq.ParquetFile(source)
+        if columns is not None:
+            have = set(pf.schema_arrow.names)
+            columns = [c for c in columns if c in have]
+        return pf.read(columns=columns)
     except FileNotFoundError:
         raise DataFileMissingError(f"{root}: data file {relative_path!r} is in the file listing but missing") from None
-    if columns is not None:
-        have = set(pf.schema_arrow.names)
-        columns = [c for c in columns if c in have]
-    return pf.read(columns=columns)
+    except _ARROW_ERRORS as exc:
+        raise ParquetFooterError(f"{root}/{relative_path}: cannot read as Parquet ({exc})") from None
 
 
 def newest_schema(schemas_newest_first: Sequence[pa.Schema]) -> pa.Schema:

@@ -5,7 +5,9 @@ commit or replace commit of the active timeline no later than the read's instant
 it is older than the active timeline (its instant was archived, so it completed: a
 failed write's files are rolled back before its instant leaves the timeline). Instants
 undone by a completed rollback or restore do not count (``Timeline.undone``). A file group retired by a
-completed replace commit (insert overwrite, clustering) is not read.
+completed replace commit (insert overwrite, clustering) is not read. A base file a counted
+commit wrote that the listing lacks, with no later one in its file group, is a
+``DataFileMissingError`` (``check_base_files``), not an older version read silently.
 
 Of each file group the read sees the slice of its latest counted base file, with the
 counted log files on top: in layout 1 a log names its slice's base instant; from table
@@ -19,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from varlake.errors import HudiInstantNotFoundError
-from varlake.hudi.file_groups import BaseFile, FileGroup, FileSlice, LogFile, list_file_groups
+from varlake.errors import DataFileMissingError, HudiInstantNotFoundError
+from varlake.hudi.file_groups import BaseFile, FileGroup, FileSlice, LogFile, list_file_groups, parse_base_name
 from varlake.hudi.properties import HudiProperties, load_properties
 from varlake.hudi.timeline import Instant, Timeline, load_timeline
 from varlake.io.storage import Storage
@@ -96,11 +98,35 @@ def _slice_of(group: FileGroup, validity: Validity, by_completion: bool, read_op
     return FileSlice(group.partition, group.file_id, base_instant, latest, tuple(logs))
 
 
+def check_base_files(groups: list[FileGroup], validity: Validity, where: str) -> None:
+    """``DataFileMissingError`` when a base file a counted commit wrote is not listed while
+    its file group has no later one (the cleaner removes only older versions of a file
+    group, so reading the listing without it would silently give an older version)."""
+    latest = {(g.partition, g.file_id): max((b.instant for b in g.bases if validity.counts(b.instant)), default="") for g in groups}
+    timeline = validity.timeline
+    for inst in timeline.completed_writes:
+        if inst.timestamp not in validity.valid:
+            continue
+        for stat in timeline.metadata(inst).write_stats:
+            name = stat.path.rsplit("/", 1)[-1]
+            base = parse_base_name(name, stat.partition)
+            if base is None or base.instant != inst.timestamp:
+                continue
+            key = (stat.partition, stat.file_id)
+            if key in validity.replaced:
+                continue
+            if latest.get(key, "") < inst.timestamp:
+                raise DataFileMissingError(
+                    f"{where}: base file {stat.path!r} written by instant {inst.timestamp} is not in the file listing"
+                )
+
+
 def visible_slices(
     groups: list[FileGroup], timeline: Timeline, props: HudiProperties, as_of: str, read_optimized: bool = False
 ) -> tuple[FileSlice, ...]:
     """The slice of each file group a read at ``as_of`` sees (module doc)."""
     validity = Validity(timeline, as_of)
+    check_base_files(groups, validity, timeline.root)
     by_completion = props.timeline_layout >= 2 and props.version >= 8
     out = []
     for group in groups:

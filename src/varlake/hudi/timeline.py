@@ -19,7 +19,7 @@ a reader treats a file written before the active timeline starts as committed, a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from varlake.errors import CorruptHudiTimelineError
@@ -82,6 +82,7 @@ class Timeline:
     storage: Storage
     root: str
     instants: tuple[Instant, ...]  # one per (timestamp, action family), latest state, sorted
+    _metadata: dict[str, CommitMetadata] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def completed(self) -> tuple[Instant, ...]:
@@ -128,8 +129,13 @@ class Timeline:
         return None
 
     def metadata(self, instant: Instant) -> CommitMetadata:
-        """The commit metadata of a completed instant (JSON in layout 1, Avro in layout 2)."""
-        return parse_commit_metadata(self.storage.read(f"{self.root}/{instant.file}"), instant.file)
+        """The commit metadata of a completed instant (JSON in layout 1, Avro in layout 2),
+        read once per timeline (a completed instant's file does not change)."""
+        found = self._metadata.get(instant.file)
+        if found is None:
+            found = parse_commit_metadata(self.storage.read(f"{self.root}/{instant.file}"), instant.file)
+            self._metadata[instant.file] = found
+        return found
 
 
 def load_timeline(storage: Storage, root: str, props: HudiProperties) -> Timeline:
