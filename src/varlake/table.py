@@ -28,7 +28,7 @@ from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import CommitResult
 from varlake.write.diagnostics.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
-from varlake.errors import TableError, TableNotFoundError
+from varlake.errors import TableError, TableExistsError, TableNotFoundError
 from varlake.expr import Predicate
 from varlake.io.storage import Storage
 from varlake.io.uris import storage_for
@@ -177,16 +177,16 @@ class Table:
         location = locate(path, storage, storage_options)
         self.storage = location.storage
         self.path = location.root
-        if is_hudi_table(location.storage, location.root) and not location.storage.exists(
-            f"{location.root}/_delta_log/00000000000000000000.json"
-        ):
+        self.core: Any = DeltaCore(location.storage, location.root)
+        self.log: Any = self.core.log
+        try:
+            self.log.latest_version()  # TableNotFoundError early
+        except TableNotFoundError:
+            if not is_hudi_table(location.storage, location.root):
+                raise
             # a Hudi table (``.hoodie/``): read-only, merge-on-read slices merged
-            self.core: Any = HudiCore(location.storage, location.root, merge_slice=hudi_slice_merger())
-            self.log: Any = self.core.log
-            return
-        self.core = DeltaCore(location.storage, location.root)
-        self.log = self.core.log
-        self.log.latest_version()  # TableNotFoundError early
+            self.core = HudiCore(location.storage, location.root, merge_slice=hudi_slice_merger())
+            self.log = self.core.log
 
     def __repr__(self) -> str:
         return f"Table({self.path!r})"  # the location only: never a credential
@@ -211,6 +211,10 @@ class Table:
         gets an id and a physical name (``delta.column_mapping.assign_column_mapping``)."""
         struct = as_struct_type(schema)
         location = locate(path, storage, storage_options)
+        if is_hudi_table(location.storage, location.root):
+            if not exist_ok:
+                raise TableExistsError(f"{os.fspath(path)}: a Hudi table is there (.hoodie/); varlake reads it, read-only")
+            return cls(location.root, storage=location.storage)
         DeltaCore.create(
             location.storage, location.root, struct, partition_by, properties, exist_ok=exist_ok, where=os.fspath(path)
         )

@@ -168,3 +168,16 @@ def test_cli_doctor(hudi_tables: dict[str, Path]) -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert (doc["files"], doc["rows"]) == (5, 12)
+
+
+def test_no_delta_table_is_created_over_a_hudi_table(hudi_tables: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    from varlake.errors import TableExistsError
+
+    root = tmp_path / "t"
+    shutil.copytree(hudi_tables["cow/v8_nonpartitioned"], root)
+    with pytest.raises(TableExistsError, match="Hudi"):
+        varlake.Table.create(root, "id int")
+    assert not (root / "_delta_log").exists()
+    assert isinstance(varlake.Table.create(root, "id int", exist_ok=True).core, HudiCore)
