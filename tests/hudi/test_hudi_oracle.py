@@ -161,3 +161,21 @@ def test_incremental_reads_are_the_rows_committed_in_range(hudi_tables: dict[str
 def test_incremental_read_without_meta_fields_is_refused(hudi_tables: dict[str, Path]) -> None:
     with pytest.raises(UnsupportedHudiFeatureError, match="without meta fields"):
         read_incremental(LocalStorage(), str(hudi_tables["cow/v6_simplekeygen_hivestyle_no_metafields"]), "19700101000000000")
+
+
+def test_pending_compaction_and_clustering_equal_hudi_rs(hudi_tables: dict[str, Path], tmp_path: Path) -> None:
+    """The completed files of a compaction and of a clustering removed: both are pending
+    (requested and inflight only), their base files do not count, and the slices before
+    them (logs merged) are read, at every instant, as hudi-rs reads them."""
+    import shutil
+
+    for completed in ("20260307135839895_20260307135840408.commit", "20260307135840454_20260307135840902.replacecommit"):
+        root = tmp_path / completed
+        shutil.copytree(hudi_tables["mor/avro/v9_txns_simple_nometa"], root)
+        (root / ".hoodie" / "timeline" / completed).unlink()
+        snap = open_snapshot(LocalStorage(), str(root))
+        assert completed.split("_")[0] in {i.timestamp for i in snap.timeline.pending}
+        for inst in snap.timeline.completed_writes:
+            got = read_snapshot(LocalStorage(), str(root), inst.timestamp)
+            assert rows(got) == rows(oracle_read(root, as_of=inst.timestamp)), (completed, inst.timestamp)
+        assert rows(read_snapshot(LocalStorage(), str(root))) == rows(oracle_read(root))
