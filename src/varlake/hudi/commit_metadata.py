@@ -19,7 +19,7 @@ from typing import Any
 
 from varlake.errors import CorruptHudiTimelineError
 
-__all__ = ["CommitMetadata", "WriteStat", "parse_commit_metadata"]
+__all__ = ["CommitMetadata", "WriteStat", "metadata_of", "parse_commit_metadata"]
 
 AVRO_MAGIC = b"Obj\x01"
 
@@ -131,7 +131,11 @@ def _decode(data: bytes, where: str) -> Mapping[str, Any]:
 
 def parse_commit_metadata(data: bytes, where: str) -> CommitMetadata:
     """The ``CommitMetadata`` in ``data`` (JSON or Avro), ``CorruptHudiTimelineError`` if neither."""
-    raw = _decode(data, where)
+    return metadata_of(_decode(data, where), where)
+
+
+def metadata_of(raw: Mapping[str, Any], where: str) -> CommitMetadata:
+    """The ``CommitMetadata`` of a decoded metadata record (JSON object or Avro record)."""
     replaced_raw = raw.get("partitionToReplaceFileIds") or {}
     replaced: dict[str, tuple[str, ...]] = {}
     if isinstance(replaced_raw, Mapping):

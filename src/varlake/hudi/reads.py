@@ -80,12 +80,14 @@ def read_incremental(
     storage: Storage, root: str, start: object, end: object = None, *, merge: SliceMerger | None = merge_slice
 ) -> pa.Table:
     """The rows committed after ``start`` up to ``end`` (latest by default), as of ``end``."""
+    lo = normalize_instant(start, root)
     snap = open_snapshot(storage, root, end)
+    if snap.timeline.is_before_start(lo) or not any(i.timestamp <= lo for i in snap.timeline.completed_writes):
+        snap = open_snapshot(storage, root, end, archived=True)
     if not snap.properties.populates_meta_fields:
         raise UnsupportedHudiFeatureError(
             f"{root}: incremental read of a table without meta fields (hoodie.populate.meta.fields=false)"
         )
-    lo = normalize_instant(start, root)
     if snap.instant is None:
         return pa.table({})
     hi = snap.instant.timestamp

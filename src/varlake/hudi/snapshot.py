@@ -24,7 +24,8 @@ from functools import cached_property
 from varlake.errors import DataFileMissingError, HudiInstantNotFoundError
 from varlake.hudi.file_groups import BaseFile, FileGroup, FileSlice, LogFile, list_file_groups, parse_base_name
 from varlake.hudi.properties import HudiProperties, load_properties
-from varlake.hudi.timeline import Instant, Timeline, load_timeline
+from varlake.hudi.archived import load_archived
+from varlake.hudi.timeline import Instant, Timeline, load_timeline, with_archived
 from varlake.io.storage import Storage
 
 __all__ = ["HudiSnapshot", "normalize_instant", "open_snapshot", "visible_slices"]
@@ -181,12 +182,20 @@ def open_snapshot(
     properties: HudiProperties | None = None,
     timeline: Timeline | None = None,
     groups: list[FileGroup] | None = None,
+    archived: bool | None = None,
 ) -> HudiSnapshot:
     """The table at ``root`` at its latest completed write, or at the last completed write
-    no later than ``as_of`` (time travel); ``HudiInstantNotFoundError`` before the first."""
+    no later than ``as_of`` (time travel); ``HudiInstantNotFoundError`` before the first.
+    The archived timeline (layout 1) is read when ``archived``, or by default when ``as_of``
+    is older than every completed write of the active timeline."""
     props = properties or load_properties(storage, root)
     props.check_readable(root)
     timeline = timeline or load_timeline(storage, root, props)
+    if as_of is not None and archived is None:
+        target = _pad(normalize_instant(as_of, root))
+        archived = not any(i.timestamp <= target for i in timeline.completed_writes)
+    if archived:
+        timeline = with_archived(timeline, load_archived(storage, root, props))
     groups = list_file_groups(storage, root) if groups is None else groups
     if as_of is None:
         instant = timeline.latest_write

@@ -27,7 +27,7 @@ from varlake.hudi.commit_metadata import CommitMetadata, parse_commit_metadata
 from varlake.hudi.properties import HOODIE_DIR, HudiProperties
 from varlake.io.storage import Storage
 
-__all__ = ["Instant", "Timeline", "load_timeline", "REQUESTED", "INFLIGHT", "COMPLETED"]
+__all__ = ["Instant", "Timeline", "load_timeline", "with_archived", "REQUESTED", "INFLIGHT", "COMPLETED"]
 
 REQUESTED = "requested"
 INFLIGHT = "inflight"
@@ -167,3 +167,16 @@ def _family(action: str) -> str:
     if action in ("logcompaction", "deltacommit"):
         return "deltacommit"
     return action
+
+
+def with_archived(timeline: Timeline, archived: list[tuple[Instant, CommitMetadata]]) -> Timeline:
+    """``timeline`` with the archived instants (``archived.load_archived``) before its own,
+    their metadata held in memory."""
+    if not archived:
+        return timeline
+    known = {(i.timestamp, _family(i.action)) for i in timeline.instants}
+    extra = [(i, md) for i, md in archived if (i.timestamp, _family(i.action)) not in known]
+    merged = Timeline(timeline.storage, timeline.root, tuple(sorted([*timeline.instants, *(i for i, _ in extra)])))
+    merged._metadata.update(timeline._metadata)
+    merged._metadata.update({i.file: md for i, md in extra})
+    return merged
