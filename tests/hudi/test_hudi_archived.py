@@ -91,3 +91,20 @@ def test_time_travel_and_incremental_reads_reach_the_archived_timeline(hudi_tabl
     )
     with pytest.raises(HudiInstantNotFoundError):
         read_snapshot(LocalStorage(), str(root), "20000101000000000")
+
+
+def test_layout_2_history_is_refused_by_name(hudi_tables: dict[str, Path], tmp_path: Path) -> None:
+    from varlake.errors import UnsupportedHudiFeatureError
+
+    root = tmp_path / "t"
+    shutil.copytree(hudi_tables["cow/v8_nonpartitioned"], root)
+    with pytest.raises(HudiInstantNotFoundError):
+        read_snapshot(LocalStorage(), str(root), "20000101000000000")
+    history = root / ".hoodie" / "timeline" / "history"
+    history.mkdir(exist_ok=True)
+    (history / "_version_").write_text("1")
+    with pytest.raises(UnsupportedHudiFeatureError, match="LSM timeline history"):
+        read_snapshot(LocalStorage(), str(root), "20000101000000000")
+    with pytest.raises(UnsupportedHudiFeatureError, match="LSM timeline history"):
+        read_incremental(LocalStorage(), str(root), "19700101000000000")
+    assert read_snapshot(LocalStorage(), str(root)).num_rows == 4

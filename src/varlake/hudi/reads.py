@@ -25,7 +25,7 @@ from varlake.hudi.base_files import concat, read_base_file
 from varlake.hudi.file_groups import FileSlice
 from varlake.hudi.partitions import partition_columns, partition_types, partition_values
 from varlake.hudi.slice_merge import merge_slice
-from varlake.hudi.snapshot import HudiSnapshot, normalize_instant, open_snapshot
+from varlake.hudi.snapshot import HudiSnapshot, normalize_instant, open_snapshot, refuse_lsm_history
 from varlake.io.storage import Storage
 
 __all__ = ["COMMIT_TIME", "SliceMerger", "read_incremental", "read_slices", "read_snapshot"]
@@ -83,6 +83,7 @@ def read_incremental(
     lo = normalize_instant(start, root)
     snap = open_snapshot(storage, root, end)
     if snap.timeline.is_before_start(lo) or not any(i.timestamp <= lo for i in snap.timeline.completed_writes):
+        refuse_lsm_history(storage, root, snap.properties, start)
         snap = open_snapshot(storage, root, end, archived=True)
     if not snap.properties.populates_meta_fields:
         raise UnsupportedHudiFeatureError(

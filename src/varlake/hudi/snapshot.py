@@ -21,14 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from varlake.errors import DataFileMissingError, HudiInstantNotFoundError
+from varlake.errors import DataFileMissingError, HudiInstantNotFoundError, UnsupportedHudiFeatureError
 from varlake.hudi.file_groups import BaseFile, FileGroup, FileSlice, LogFile, list_file_groups, parse_base_name
-from varlake.hudi.properties import HudiProperties, load_properties
+from varlake.hudi.properties import HOODIE_DIR, HudiProperties, load_properties
 from varlake.hudi.archived import load_archived
 from varlake.hudi.timeline import Instant, Timeline, load_timeline, with_archived
 from varlake.io.storage import Storage
 
-__all__ = ["HudiSnapshot", "normalize_instant", "open_snapshot", "visible_slices"]
+__all__ = ["HudiSnapshot", "normalize_instant", "open_snapshot", "refuse_lsm_history", "visible_slices"]
 
 
 def normalize_instant(value: object, where: str) -> str:
@@ -202,12 +202,22 @@ def open_snapshot(
     else:
         target = _pad(normalize_instant(as_of, root))
         earlier = [i for i in timeline.completed_writes if i.timestamp <= target]
-        if not earlier and not timeline.is_before_start(target):
+        if not earlier:
+            refuse_lsm_history(storage, root, props, as_of)
             raise HudiInstantNotFoundError(f"{root}: no completed commit at or before instant {as_of!r}")
-        instant = earlier[-1] if earlier else None
-        if instant is None:
-            raise HudiInstantNotFoundError(f"{root}: instant {as_of!r} is older than the active timeline (archived)")
+        instant = earlier[-1]
     if instant is None:
         return HudiSnapshot(storage, root, props, timeline, None, (), read_optimized)
     slices = visible_slices(groups, timeline, props, instant.timestamp, read_optimized)
     return HudiSnapshot(storage, root, props, timeline, instant, slices, read_optimized)
+
+
+def refuse_lsm_history(storage: Storage, root: str, props: HudiProperties, as_of: object) -> None:
+    """``UnsupportedHudiFeatureError`` when a layout-2 table has archived instants (its LSM
+    history holds files) that a read at ``as_of`` would need."""
+    if props.timeline_layout < 2:
+        return
+    if storage.list(f"{root}/{HOODIE_DIR}/{props.history_folder}"):
+        raise UnsupportedHudiFeatureError(
+            f"{root}: instant {as_of!r} has left the active timeline; the LSM timeline history (layout 2) is not read"
+        )
