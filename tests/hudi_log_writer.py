@@ -33,12 +33,12 @@ def block(block_type: int, header: dict[int, str], content: bytes, footer: dict[
 
 def avro_block(instant: str, schema: dict[str, Any], records: list[dict[str, Any]]) -> bytes:
     parsed = fastavro.parse_schema(schema)
-    content = struct.pack(">ii", 3, len(records))
+    parts = [struct.pack(">ii", 3, len(records))]
     for r in records:
         buf = io.BytesIO()
         fastavro.schemaless_writer(buf, parsed, r)
-        content += struct.pack(">i", len(buf.getvalue())) + buf.getvalue()
-    return block(3, {0: instant, 2: json.dumps(schema)}, content)
+        parts += [struct.pack(">i", len(buf.getvalue())), buf.getvalue()]
+    return block(3, {0: instant, 2: json.dumps(schema)}, b"".join(parts))
 
 
 def parquet_block(instant: str, table: pa.Table) -> bytes:

@@ -254,3 +254,14 @@ def test_merge_settings_follow_rfc_97() -> None:
     b = base(("a", 1, "a0"), ("b", 1, "b0"))
     logs = [log("002", avro_block("002", ROW_SCHEMA, rows("002", ("a", 2, "D"), ("b", 2, "b2"))))]
     assert merged(b, logs, **MergeSettings("COMMIT_TIME_ORDERING", "ts", delete_marker=("v", "D")).as_kwargs()) == {"b": (2, "b2")}
+
+
+def test_partial_rows_after_a_dropped_base_row_keep_their_fill() -> None:
+    b = base(("x", 1, "x0"), ("y", 1, "y0"), ("z", 1, "z0"))
+    logs = [log("002", delete_block("002", [("x", "", None)]), avro_block("002", ROW_SCHEMA, [
+        {"_hoodie_record_key": "z", "id": "z", "ts": 2, "v": None},
+        {"_hoodie_record_key": "n", "id": "n", "ts": 2, "v": None},
+        {"_hoodie_record_key": "n", "id": "n", "ts": 1, "v": "n1"},
+    ]))]
+    out = merge_file_slice(b, logs, key_fields="_hoodie_record_key", ordering_field="ts", valid_instants={"002"}, partial_update=True)
+    assert [(r["id"], r["ts"], r["v"]) for r in out.to_pylist()] == [("y", 1, "y0"), ("z", 2, "z0"), ("n", 2, "n1")]

@@ -166,7 +166,7 @@ class LogFileName:
     suffix: str = ""
 
 
-_LOG_NAME = re.compile(r"\A\.(?P<fid>.+)_(?P<instant>[^_]+)\.log\.(?P<ver>\d+)(?:_(?P<token>[0-9]+-[0-9]+-[0-9]+))?(?P<suffix>\.cdc)?\Z")
+_LOG_NAME = re.compile(r"\A\.(?P<fid>.+)_(?P<instant>[^_]+)\.log\.(?P<ver>\d+)(?:_(?P<token>[0-9]+-[0-9]+-[0-9]+))?(?P<suffix>[-.]cdc)?\Z")
 
 
 def parse_log_file_name(name: str) -> LogFileName | None:

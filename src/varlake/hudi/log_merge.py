@@ -33,6 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -185,18 +186,22 @@ def record_keys(table: pa.Table, key_fields: str | Sequence[str]) -> list[Any]:
     """The Hudi record key of each row: the one key column as text, or for several key
     columns ``f1:v1,f2:v2`` (``__null__`` for null, ``__empty__`` for an empty string), the
     form Hudi's complex key generator writes and delete blocks carry."""
+    return _key_array(table, key_fields).to_pylist()
+
+
+def _key_array(table: pa.Table, key_fields: str | Sequence[str]) -> pa.Array:
     fields = [key_fields] if isinstance(key_fields, str) else list(key_fields)
     if not fields:
         raise HudiLogMergeError("no record key field given")
     if len(fields) == 1:
-        return _as_text(_column(table, fields[0], "record key")).to_pylist()
+        return _as_text(_column(table, fields[0], "record key")).combine_chunks()
     parts = []
     for name in fields:
         text = _as_text(_column(table, name, "record key"))
         text = pc.if_else(pc.equal(text, ""), pa.scalar("__empty__"), text)
         text = pc.fill_null(text, "__null__")
         parts.append(pc.binary_join_element_wise(f"{name}:", text, ""))
-    return pc.binary_join_element_wise(*parts, ",").to_pylist()
+    return pc.binary_join_element_wise(*parts, ",").combine_chunks()
 
 
 def _as_text(col: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -353,15 +358,21 @@ def merge_file_slice(
     parts += [_conform(t, schema, "log block") for t in tables]
     combined = pa.concat_tables(parts) if parts else schema.empty_table()
 
-    rows: list[tuple[int, ...]] = []
     seen: set[Any] = set()
-    if base is not None:
+    first = np.arange(base.num_rows if base is not None else 0, dtype=np.int64)
+    tails: dict[int, tuple[int, ...]] = {}  # output position -> the rows filling its nulls
+    if base is not None and state:
         base_ordering = ordering_field if event_time else None
-        rows = _merge_base(base, state, seen, key_fields, base_ordering, partial_update)
+        first, tails = _merge_base(base, state, seen, key_fields, base_ordering, partial_update)
+    extra: list[int] = []
     for key, (is_delete, _, chain) in state.items():
         if key not in seen and not is_delete:
-            rows.append(chain)
-    return _assemble(combined, rows)
+            if len(chain) > 1:
+                tails[len(first) + len(extra)] = chain[1:]
+            extra.append(chain[0])
+    if extra:
+        first = np.concatenate([first, np.array(extra, dtype=np.int64)])
+    return _assemble(combined, first, tails)
 
 
 _Version = tuple[bool, Any, tuple[int, ...]]
@@ -374,41 +385,56 @@ def _merge_base(
     key_fields: str | Sequence[str],
     ordering_field: str | None,
     partial_update: bool,
-) -> list[tuple[int, ...]]:
-    """Rows (into base + log rows) of the base merged with the logs' final versions: only
-    base rows whose key the logs touch are looked at one by one."""
-    keep: list[tuple[int, ...]] = [(i,) for i in range(base.num_rows)]
-    if not state:
-        return keep
-    keys = record_keys(base, key_fields)
-    touched = [i for i, k in enumerate(keys) if k in state]
+) -> tuple[np.ndarray, dict[int, tuple[int, ...]]]:
+    """The base merged with the logs' final versions: the row (into base + log rows) of each
+    output row and the rows filling its nulls (partial updates). Only base rows whose key
+    the logs touch are looked at one by one."""
+    first = np.arange(base.num_rows, dtype=np.int64)
+    keys = _key_array(base, key_fields)
+    hit = pc.is_in(keys, value_set=pa.array(list(state), pa.string()))
+    touched = np.flatnonzero(hit.to_numpy(zero_copy_only=False))
+    touched_keys = keys.take(pa.array(touched, pa.int64())).to_pylist()
     orderings = base.column(ordering_field).take(pa.array(touched, pa.int64())).to_pylist() if (
         ordering_field is not None and ordering_field in base.column_names
     ) else [None] * len(touched)
-    for i, base_ordering in zip(touched, orderings):
-        key = keys[i]
+    tails: dict[int, tuple[int, ...]] = {}
+    for i, key, base_ordering in zip(touched.tolist(), touched_keys, orderings):
         seen.add(key)
         is_delete, ordering, chain = state[key]
         if ordering_field is not None and not _newer_wins(base_ordering, ordering, not chain and is_delete):
             if partial_update and not is_delete:
-                keep[i] = (i,) + chain
+                tails[i] = chain
             continue  # the base version stays
-        keep[i] = () if is_delete else (chain + (i,) if partial_update else chain)
-    return [c for c in keep if c]
+        if is_delete:
+            first[i] = -1
+            continue
+        first[i] = chain[0]
+        tail = chain[1:] + ((i,) if partial_update else ())
+        if tail:
+            tails[i] = tail
+    kept = first >= 0
+    if kept.all():
+        return first, tails
+    new_position = np.cumsum(kept) - 1
+    return first[kept], {int(new_position[i]): t for i, t in tails.items()}
 
 
-def _assemble(combined: pa.Table, rows: list[tuple[int, ...]]) -> pa.Table:
-    """The output rows: each the first row of its chain, with null fields filled from the
-    later rows of the chain (partial updates)."""
-    if not rows:
-        return combined.slice(0, 0)
-    first = combined.take(pa.array([c[0] for c in rows], pa.int64()))
-    depth = max(len(c) for c in rows)
-    if depth == 1:
-        return first
-    levels = [pa.array([c[d] if d < len(c) else None for c in rows], pa.int64()) for d in range(1, depth)]
+def _assemble(combined: pa.Table, first: np.ndarray, tails: dict[int, tuple[int, ...]]) -> pa.Table:
+    """The output rows ``first`` (into ``combined``), with null fields filled from the rows
+    of ``tails`` in order (partial updates)."""
+    out = combined.take(pa.array(first, pa.int64()))
+    if not tails:
+        return out
+    depth = max(len(t) for t in tails.values())
+    levels = []
+    for d in range(depth):
+        idx: list[int | None] = [None] * len(first)
+        for pos, tail in tails.items():
+            if d < len(tail):
+                idx[pos] = tail[d]
+        levels.append(pa.array(idx, pa.int64()))
     columns = []
-    for name, col in zip(first.column_names, first.columns):
+    for name, col in zip(out.column_names, out.columns):
         field_type = col.type
         storage = isinstance(field_type, pa.ExtensionType)
         parts = [col] + [combined.column(name).take(idx) for idx in levels]
@@ -421,4 +447,4 @@ def _assemble(combined: pa.Table, rows: list[tuple[int, ...]]) -> pa.Table:
         if storage:
             merged = pa.chunked_array([pa.ExtensionArray.from_storage(field_type, c) for c in merged.chunks], field_type)
         columns.append(merged)
-    return pa.Table.from_arrays(columns, schema=first.schema)
+    return pa.Table.from_arrays(columns, schema=out.schema)
