@@ -145,9 +145,10 @@ class HudiCore:
         as_of: str | None = None
         if version is not None:
             writes = self._writes()
-            if not 0 <= version < len(writes):
-                raise VersionNotFoundError(f"{self.root}: no version {version} (versions 0..{len(writes) - 1})")
-            as_of = writes[version].timestamp
+            if writes or version != -1:  # -1: the version of a table without a commit
+                if not 0 <= version < len(writes):
+                    raise VersionNotFoundError(f"{self.root}: no version {version} (versions 0..{len(writes) - 1})")
+                as_of = writes[version].timestamp
         elif timestamp is not None:
             as_of = _instant_of_time(timestamp)
         hudi = open_snapshot(self.storage, self.root, as_of, read_optimized=self.read_optimized, properties=self.properties)
