@@ -161,6 +161,8 @@ def test_cli_describe_and_history(hudi_tables: dict[str, Path]) -> None:
     entries = json.loads(result.output)
     assert [e["version"] for e in entries] == [11, 10]
     assert entries[1]["operation"] == "CLUSTER"
+    empty = describe_table(str(hudi_tables["cow/v6_empty"]))
+    assert (empty["version"], empty["files"], empty["rows"]) == (-1, 0, 0)
 
 
 def test_cli_doctor(hudi_tables: dict[str, Path]) -> None:
