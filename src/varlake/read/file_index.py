@@ -38,6 +38,7 @@ from varlake.delta.paths import relative_data_path
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
 from varlake.errors import CorruptLogError
+from varlake.read.stats_columns import ColumnBounds, integral_bounds
 from varlake.expr import And, Column, Comparison, FileStats, Literal, Predicate
 
 ColumnPath = tuple[str, ...]
@@ -51,13 +52,21 @@ class IntBounds:
 
     __slots__ = ("lo", "hi", "has_lo", "has_hi")
 
-    def __init__(self, values: Sequence[tuple[Any, Any]]) -> None:
-        n = len(values)
-        self.lo = np.zeros(n, dtype=np.int64)
-        self.hi = np.zeros(n, dtype=np.int64)
-        self.has_lo = np.zeros(n, dtype=bool)
-        self.has_hi = np.zeros(n, dtype=bool)
-        for i, (lo, hi) in enumerate(values):
+    def __init__(self, values: Sequence[tuple[Any, Any]], columns: ColumnBounds | None = None) -> None:
+        """The bounds of ``columns`` (``stats_columns.integral_bounds``) with those of its odd
+        files taken from ``values`` (pairs by file index), or all from ``values``."""
+        if columns is None:
+            n = len(values)
+            self.lo = np.zeros(n, dtype=np.int64)
+            self.hi = np.zeros(n, dtype=np.int64)
+            self.has_lo = np.zeros(n, dtype=bool)
+            self.has_hi = np.zeros(n, dtype=bool)
+            indexes: Sequence[int] = range(n)
+        else:
+            self.lo, self.hi, self.has_lo, self.has_hi, odd = columns
+            indexes = np.flatnonzero(odd).tolist()
+        for i in indexes:
+            lo, hi = values[i]
             if type(lo) is int and LONG_MIN <= lo <= LONG_MAX:
                 self.lo[i] = lo
                 self.has_lo[i] = True
@@ -120,6 +129,8 @@ class FileIndex:
         dv_feature = protocol.min_reader_version >= 3 and C.DELETION_VECTORS in protocol.reader_feature_set
         adds: tuple[AddFile, ...] = snapshot.files
         self.adds = adds
+        #: the adds' stats texts as Arrow (in ``adds`` order)
+        self.stats_column = snapshot.files_table.column("stats")
         self.relative: list[str] = []
         self.dvs: list[DeletionVector | None] = []
         self.values: list[Mapping[str, str | None]] = []
@@ -169,14 +180,14 @@ class FileIndex:
         return stats
 
     def bounds(self, path: ColumnPath) -> IntBounds:
-        """The min and max of column ``path`` over every file (built once per column)."""
+        """The min and max of column ``path`` over every file (built once per column): decoded
+        column-wise by Arrow (``stats_columns``), else file by file (``stats``)."""
         found = self._bounds.get(path)
         if found is None:
-            pairs = []
-            for i in range(len(self.adds)):
-                s = self.stats(i)
-                pairs.append((s.min_values.get(path), s.max_values.get(path)))
-            found = self._bounds[path] = IntBounds(pairs)
+            key = path if self.mapping is None else self.mapping.physical_path(path)
+            columns = integral_bounds(self.stats_column, key)
+            pairs = _Pairs(self, path)
+            found = self._bounds[path] = IntBounds(pairs, columns)
         return found
 
     def excluded(self, tests: Sequence[tuple[ColumnPath, str, int]], idx: np.ndarray) -> np.ndarray:
@@ -185,6 +196,20 @@ class FileIndex:
         for path, op, value in tests:
             out |= self.bounds(path).excluded(op, value, idx)
         return out
+
+
+class _Pairs(Sequence[tuple[Any, Any]]):
+    """File ``i``'s (min, max) of one column, decoded in Python when asked."""
+
+    def __init__(self, index: FileIndex, path: ColumnPath) -> None:
+        self.index, self.path = index, path
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, i: int) -> tuple[Any, Any]:  # type: ignore[override]
+        s = self.index.stats(i)
+        return s.min_values.get(self.path), s.max_values.get(self.path)
 
 
 _INDEXES: "weakref.WeakKeyDictionary[Snapshot, dict[str, FileIndex]]" = weakref.WeakKeyDictionary()
