@@ -38,6 +38,7 @@ from varlake.delta.paths import relative_data_path
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
 from varlake.errors import CorruptLogError
+from varlake.read.file_columns import LazyAdds, partition_groups, relative_paths
 from varlake.read.stats_columns import ColumnBounds, integral_bounds
 from varlake.expr import And, Column, Comparison, FileStats, Literal, Predicate
 
@@ -127,14 +128,36 @@ class FileIndex:
         self.mapping: ColumnMapping | None = column_mapping(protocol, snapshot.metadata, schema)
         self.partition_columns = tuple(snapshot.partition_columns)
         dv_feature = protocol.min_reader_version >= 3 and C.DELETION_VECTORS in protocol.reader_feature_set
+        table = snapshot.files_table
+        #: the adds' stats texts as Arrow (in ``adds`` order)
+        self.stats_column = table.column("stats")
+        names, mapping = self.partition_columns, self.mapping
+        self.values: Sequence[Mapping[str, str | None]]
+        self.logical: Sequence[Mapping[str, str | None] | None]
+        if table.column("deletionVector").null_count == table.num_rows:
+            # no deletion vector: paths and partition groups column-wise, adds built when asked
+            self.adds: Sequence[AddFile] = LazyAdds(snapshot)
+            self.relative = relative_paths(table.column("path"), root_location)
+            self.dvs: Sequence[DeletionVector | None] = [None] * table.num_rows
+            keys = names if mapping is None else [mapping.physical_name(n) for n in names]
+            #: file indexes (ascending) per distinct set of partition values
+            self.groups: list[np.ndarray] = partition_groups(table.column("partitionValues"), keys)
+            self.values = _Values(self.adds, names, mapping)
+            self.logical = self.values if mapping is not None else [None] * table.num_rows
+        else:
+            self._per_file(snapshot, root_location, dv_feature)
+        adds = self.adds
+        self._stats: list[FileStats | None] = [None] * len(adds)
+        self._bounds: dict[ColumnPath, IntBounds] = {}
+        self.plain_tasks: tuple[Any, ...] | None = None  # ``plan_scan``'s tasks without a filter
+
+    def _per_file(self, snapshot: Snapshot, root_location: str, dv_feature: bool) -> None:
         adds: tuple[AddFile, ...] = snapshot.files
         self.adds = adds
-        #: the adds' stats texts as Arrow (in ``adds`` order)
-        self.stats_column = snapshot.files_table.column("stats")
-        self.relative: list[str] = []
-        self.dvs: list[DeletionVector | None] = []
-        self.values: list[Mapping[str, str | None]] = []
-        self.logical: list[Mapping[str, str | None] | None] = []
+        self.relative = []
+        dvs: list[DeletionVector | None] = []
+        values_of: list[Mapping[str, str | None]] = []
+        logical_of: list[Mapping[str, str | None] | None] = []
         groups: dict[tuple[object, ...], list[int]] = {}
         names, mapping = self.partition_columns, self.mapping
         for i, add in enumerate(adds):
@@ -150,19 +173,16 @@ class FileIndex:
                         "nothing was read"
                     )
                 dv = DeletionVector.parse(add.deletion_vector, f"{root_location}: add {add.path!r}")
-            self.dvs.append(dv)
+            dvs.append(dv)
             if mapping is None:
                 values, logical = add.partition_values, None
             else:  # the log keys partition values and statistics by physical names
                 values = logical = mapping.partition_values(add.partition_values, names)
-            self.values.append(values)
-            self.logical.append(logical)
+            values_of.append(values)
+            logical_of.append(logical)
             groups.setdefault(tuple(values.get(n, ABSENT) for n in names), []).append(i)
-        #: file indexes (ascending) per distinct set of partition values
-        self.groups: list[np.ndarray] = [np.array(g, dtype=np.int64) for g in groups.values()]
-        self._stats: list[FileStats | None] = [None] * len(adds)
-        self._bounds: dict[ColumnPath, IntBounds] = {}
-        self.plain_tasks: tuple[Any, ...] | None = None  # ``plan_scan``'s tasks without a filter
+        self.dvs, self.values, self.logical = dvs, values_of, logical_of
+        self.groups = [np.array(g, dtype=np.int64) for g in groups.values()]
 
     def __len__(self) -> int:
         return len(self.adds)
@@ -171,11 +191,11 @@ class FileIndex:
         """File ``i``'s statistics, its partition values in them (decoded once)."""
         stats = self._stats[i]
         if stats is None:
-            add = self.adds[i]
+            text = self.stats_column[i].as_py()
             if self.mapping is None:
-                stats = file_stats(add.stats, self.schema, self.values[i])
+                stats = file_stats(text, self.schema, self.values[i])
             else:
-                stats = self.mapping.file_stats(add.stats, self.values[i])
+                stats = self.mapping.file_stats(text, self.values[i])
             self._stats[i] = stats
         return stats
 
@@ -196,6 +216,20 @@ class FileIndex:
         for path, op, value in tests:
             out |= self.bounds(path).excluded(op, value, idx)
         return out
+
+
+class _Values(Sequence[Mapping[str, "str | None"]]):
+    """File ``i``'s partition values by logical name (built when asked)."""
+
+    def __init__(self, adds: Sequence[AddFile], names: Sequence[str], mapping: ColumnMapping | None) -> None:
+        self.adds, self.names, self.mapping = adds, names, mapping
+
+    def __len__(self) -> int:
+        return len(self.adds)
+
+    def __getitem__(self, i: int) -> Mapping[str, str | None]:  # type: ignore[override]
+        values = self.adds[i].partition_values
+        return values if self.mapping is None else self.mapping.partition_values(values, self.names)
 
 
 class _Pairs(Sequence[tuple[Any, Any]]):
