@@ -18,7 +18,15 @@ from varlake.delta.checkpoint import write_checkpoint
 from varlake.delta.commit_file import parse_commit
 from varlake.delta.history import ict_start_version, read_commit_info
 from varlake.delta.last_checkpoint import read_last_checkpoint
-from varlake.delta.log import LogListing, build_segment, commit_name, list_log, read_checkpoint, read_commit
+from varlake.delta.log import (
+    LogListing,
+    build_segment,
+    commit_name,
+    list_log,
+    read_checkpoint,
+    read_commit,
+    read_commit_for_replay,
+)
 from varlake.delta.protocol import check_readable, check_writable
 from varlake.delta.replay import TableState, replay, state_from_checkpoint
 from varlake.delta.snapshot import Snapshot
@@ -157,7 +165,7 @@ class LogStore:
             base = state_from_checkpoint(read_checkpoint(self.storage, segment.checkpoint, self.root_location))
         else:
             base = None
-        commits = [(v, read_commit(self.storage, info, self.root_location)) for v, info in segment.commits]
+        commits = [(v, read_commit_for_replay(self.storage, info, self.root_location)) for v, info in segment.commits]
         state = replay(base, commits, self.log_dir)
         snap = self._make_snapshot(state, listing.commits.get(state.version))
         if version is None or (self._latest is None or snap.version >= self._latest.version):

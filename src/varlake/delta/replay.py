@@ -33,6 +33,7 @@ from varlake.delta.file_table import (
     encode_key,
     removes_to_table,
 )
+from varlake.delta.commit_columns import ColumnarCommit
 from varlake.delta.log import CheckpointState
 from varlake.errors import CorruptLogError
 
@@ -67,10 +68,14 @@ def state_from_checkpoint(ckpt: CheckpointState) -> TableState:
 
 def replay(
     base: TableState | None,
-    commits: Sequence[tuple[int, Sequence[Action]]],
+    commits: Sequence[tuple[int, Sequence[Action] | ColumnarCommit]],
     where: str = "_delta_log",
 ) -> TableState:
-    """Apply ``commits`` (ascending, contiguous after ``base``) on top of ``base``."""
+    """Apply ``commits`` (ascending, contiguous after ``base``) on top of ``base``.
+
+    A commit may come as a ``commit_columns.ColumnarCommit``: its Arrow-decoded adds are
+    reconciled by key like the others (a marker ``(commit, row)`` in place of the ``AddFile``),
+    and taken into the result as Arrow rows, in the order the ``AddFile``s would have had."""
     if not commits:
         if base is None:
             raise CorruptLogError("no checkpoint and no commits to replay", where)
@@ -80,7 +85,8 @@ def replay(
     metadata = base.metadata if base else None
     txns = dict(base.txns) if base else {}
     domains = dict(base.domains) if base else {}
-    live: dict[str, AddFile] = {}
+    live: dict[str, AddFile | tuple[int, int]] = {}
+    columnar: list[pa.Table] = []
     dead: dict[str, RemoveFile] = {}
     commit_info: CommitInfo | None = None
     last_version = commits[-1][0]
@@ -88,9 +94,19 @@ def replay(
         if version != expected:
             raise CorruptLogError(f"replay expected version {expected} but got {version}", where)
         expected += 1
-        for action in actions:
+        if isinstance(actions, ColumnarCommit):
+            columnar.append(actions.adds)
+            table_no, paths = len(columnar) - 1, actions.paths
+            items: Sequence[Action | int] = actions.items
+        else:
+            items = actions
+        for action in items:
             kind = type(action)
-            if kind is AddFile:
+            if kind is int:  # an Arrow-decoded add (no deletion vector: its key is its path)
+                key = paths[action]  # type: ignore[index]
+                live[key] = (table_no, action)  # type: ignore[assignment]
+                dead.pop(key, None)
+            elif kind is AddFile:
                 key = encode_key(*action.key)
                 live[key] = action
                 dead.pop(key, None)
@@ -118,7 +134,7 @@ def replay(
     touched = set(live) | set(dead)
     base_adds = drop_keys(base.adds, touched) if base else ADD_SCHEMA.empty_table()
     base_removes = drop_keys(base.removes, touched) if base else REMOVE_SCHEMA.empty_table()
-    adds = pa.concat_tables([base_adds, adds_to_table(list(live.values()))]) if live else base_adds
+    adds = pa.concat_tables([base_adds, *_live_tables(list(live.values()), columnar)]) if live else base_adds
     removes = pa.concat_tables([base_removes, removes_to_table(list(dead.values()))]) if dead else base_removes
     return TableState(
         version=last_version,
@@ -130,3 +146,30 @@ def replay(
         domains=domains,
         commit_info=commit_info,
     )
+
+
+def _live_tables(live: list[AddFile | tuple[int, int]], columnar: list[pa.Table]) -> list[pa.Table]:
+    """The live adds as ``ADD_SCHEMA`` tables, in order: runs of ``AddFile``s converted, runs
+    of Arrow rows taken from their commit's table."""
+    if not columnar:
+        return [adds_to_table(live)]  # type: ignore[arg-type]
+    out: list[pa.Table] = []
+    i, n = 0, len(live)
+    while i < n:
+        first = live[i]
+        j = i + 1
+        if type(first) is tuple:
+            table_no = first[0]
+            rows = [first[1]]
+            while j < n and type(live[j]) is tuple and live[j][0] == table_no:  # type: ignore[index]
+                rows.append(live[j][1])  # type: ignore[index]
+                j += 1
+            table = columnar[table_no]
+            same = len(rows) == table.num_rows and rows == list(range(table.num_rows))
+            out.append(table if same else table.take(pa.array(rows, pa.int64())))
+        else:
+            while j < n and type(live[j]) is not tuple:
+                j += 1
+            out.append(adds_to_table(live[i:j]))  # type: ignore[arg-type]
+        i = j
+    return out

@@ -19,9 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from varlake.delta.actions import AddFile
-from varlake.delta.constants import LOG_DIR
 from varlake.delta.file_table import table_to_adds
-from varlake.delta.paths import relative_data_path
+from varlake.delta.paths import plain_paths, relative_data_path
 from varlake.delta.snapshot import Snapshot
 
 __all__ = ["LazyAdds", "partition_groups", "relative_paths"]
@@ -60,22 +59,10 @@ class LazyAdds(Sequence[AddFile]):
         return iter(self._all)
 
 
-def _plain(paths: pa.ChunkedArray) -> np.ndarray:
-    """Paths ``relative_data_path`` returns unchanged (some others included as not plain)."""
-    odd = pc.starts_with(paths, "/")
-    for piece in ("%", ":", "\\", "\x00", "//", "/.", ".."):
-        odd = pc.or_(odd, pc.match_substring(paths, piece))
-    for start in (".", LOG_DIR):
-        odd = pc.or_(odd, pc.starts_with(paths, start))
-    odd = pc.or_(odd, pc.ends_with(paths, "/"))
-    odd = pc.or_(odd, pc.equal(pc.utf8_length(paths), 0))
-    return ~np.asarray(pc.fill_null(odd, True).to_numpy(zero_copy_only=False), dtype=bool)
-
-
 def relative_paths(paths: pa.ChunkedArray, root_location: str) -> list[str]:
     """``relative_data_path`` of every logged path (errors as ``FileIndex`` raises them)."""
     out = paths.to_pylist()
-    for i in np.flatnonzero(~_plain(paths)).tolist():
+    for i in np.flatnonzero(~plain_paths(paths)).tolist():
         path = out[i]
         out[i] = relative_data_path(path, root_location, f"add {path!r}")
     return out
