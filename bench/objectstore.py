@@ -431,8 +431,9 @@ def causes(ops: dict[str, Any]) -> list[str]:
                "`_last_checkpoint`: `Table.__init__` runs `log.latest_version()` (`_last_checkpoint`, then a listing "
                "from the checkpoint it names), and the first `snapshot()` keeps that listing and lists only from the "
                "version it found on, to see commits made since (`delta/log_store.py` `_since_opened`; before: a second "
-               "`_last_checkpoint` read and a second listing from the checkpoint). Each `ObjectStorage.for_uri` also "
-               "builds two obstore clients (`_make_store` for reads and for creates, ~10 ms of CPU each here).")
+               "`_last_checkpoint` read and a second listing from the checkpoint). `ObjectStorage.for_uri` builds one "
+               "obstore client (`_make_store`, ~10 ms of CPU here); the one for conditional creates is built at the "
+               "first commit (before: both at every open).")
     plan = ops["plan"]["varlake"]["requests"]["requests"]
     out.append(f"- plan: {sum(plan.values())} request(s) (a listing: `plan()` re-checks for a newer version; "
                "`table.scan(snapshot=...)` plans a snapshot the caller holds without it). The work per live file "
