@@ -106,7 +106,7 @@ def _check(lines: list[str]) -> ColumnarCommit | None:
         return None
     assert isinstance(got, ColumnarCommit)
     adds = table_to_adds(got.adds)
-    actions = [adds[a] if isinstance(a, int) else a for a in got.items]
+    actions = [x for a in got.items for x in ([adds[i] for i in a] if isinstance(a, range) else [a])]
     assert actions == expected
     assert got.paths == [a.path for a in adds]
     for a in (replay(None, [(0, expected)]), replay(None, [(0, got)])):

@@ -55,10 +55,10 @@ _SCHEMA = pa.schema([pa.field("add", pa.struct(_TYPED))])
 
 @dataclass(frozen=True)
 class ColumnarCommit:
-    """The actions of one commit in file order: an ``Action``, or an ``int`` -- the index of
-    an ``add`` in ``adds`` (``ADD_SCHEMA`` rows, no deletion vector; its key is ``paths[i]``)."""
+    """The actions of one commit in file order: an ``Action``, or a ``range`` of ``add``s in
+    ``adds`` (``ADD_SCHEMA`` rows, no deletion vector; row ``i``'s key is ``paths[i]``)."""
 
-    items: list[Action | int]
+    items: list[Action | range]
     adds: pa.Table
     paths: list[str]
 
@@ -101,16 +101,20 @@ def columnar_commit(lines: list[str], path: str, root_location: str) -> Columnar
     candidates = [i for i, line in enumerate(lines) if line.startswith(_PREFIX)]
     if len(candidates) < MIN_ROWS:
         return None
-    picked = [lines[i] for i in candidates]
-    deep = [j for j, line in enumerate(picked) if line.count("{") + line.count("[") > _NATIVE_DEPTH]
-    if deep:
-        gone = set(deep)
-        candidates = [c for j, c in enumerate(candidates) if j not in gone]
-        picked = [lines[i] for i in candidates]
+    big = pa.large_string()
+    picked = pa.array([lines[i] for i in candidates], big)
+    brackets = pc.add(pc.count_substring(picked, "{"), pc.count_substring(picked, "["))
+    shallow = np.asarray(pc.less_equal(brackets, _NATIVE_DEPTH).to_numpy(zero_copy_only=False), dtype=bool)
+    if not shallow.all():
+        candidates = [c for c, keep in zip(candidates, shallow.tolist()) if keep]
+        picked = picked.filter(pa.array(shallow))
     n = len(picked)
+    joined = pc.binary_join_element_wise(picked, pa.scalar("\n", big), pa.scalar("", big))
+    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64)[joined.offset : joined.offset + n + 1]
+    data = joined.buffers()[2][int(offsets[0]) : int(offsets[-1])] if n else pa.py_buffer(b"")
     options = pj.ParseOptions(explicit_schema=_SCHEMA, unexpected_field_behavior="infer")
     try:
-        table = pj.read_json(pa.BufferReader(("\n".join(picked) + "\n").encode("utf-8")), parse_options=options)
+        table = pj.read_json(pa.BufferReader(data), parse_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None
     if table.num_rows != n or table.column_names != ["add"]:
@@ -151,18 +155,20 @@ def columnar_commit(lines: list[str], path: str, root_location: str) -> Columnar
     rows[np.asarray(candidates, dtype=np.int64)[fast]] = np.arange(int(fast.sum()))
     adds = adds.filter(pa.array(fast))
     paths = adds.column("path").to_pylist()
-    items: list[Action | int] = []
+    items: list[Action | range] = []
     checks: list[tuple[int, Action]] = []
-    for lineno, (line, row) in enumerate(zip(lines, rows.tolist()), start=1):
-        if row >= 0:
-            items.append(row)
+    others = np.flatnonzero(rows < 0).tolist()
+    start = 0  # the first line not yet taken
+    for at in others + [len(lines)]:
+        if at > start:  # lines start..at-1 are Arrow rows, numbered consecutively
+            items.append(range(int(rows[start]), int(rows[at - 1]) + 1))
+        start = at + 1
+        if at == len(lines) or not lines[at].strip():
             continue
-        if not line.strip():
-            continue
-        action = parse_line(line, f"{path} line {lineno}")
+        action = parse_line(lines[at], f"{path} line {at + 1}")
         if action is not None:
             items.append(action)
-            checks.append((lineno, action))
+            checks.append((at + 1, action))
     plain = plain_paths(adds.column("path"))
     linenos = np.flatnonzero(rows >= 0) + 1
     checked = iter(checks)

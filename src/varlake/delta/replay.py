@@ -11,6 +11,7 @@ rows they touch are dropped with one vectorised ``is_in`` filter.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Mapping, Sequence
 
 import pyarrow as pa
@@ -97,15 +98,17 @@ def replay(
         if isinstance(actions, ColumnarCommit):
             columnar.append(actions.adds)
             table_no, paths = len(columnar) - 1, actions.paths
-            items: Sequence[Action | int] = actions.items
+            items: Sequence[Action | range] = actions.items
         else:
             items = actions
         for action in items:
             kind = type(action)
-            if kind is int:  # an Arrow-decoded add (no deletion vector: its key is its path)
-                key = paths[action]  # type: ignore[index]
-                live[key] = (table_no, action)  # type: ignore[assignment]
-                dead.pop(key, None)
+            if kind is range:  # Arrow-decoded adds (no deletion vector: a key is a path)
+                keys = paths[action.start : action.stop]  # type: ignore[union-attr]
+                live.update(zip(keys, zip(repeat(table_no), action)))  # type: ignore[arg-type]
+                if dead:
+                    for key in keys:
+                        dead.pop(key, None)
             elif kind is AddFile:
                 key = encode_key(*action.key)
                 live[key] = action
