@@ -11,9 +11,9 @@ rows they touch are dropped with one vectorised ``is_in`` filter.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from varlake.delta.actions import (
@@ -75,7 +75,7 @@ def replay(
     """Apply ``commits`` (ascending, contiguous after ``base``) on top of ``base``.
 
     A commit may come as a ``commit_columns.ColumnarCommit``: its Arrow-decoded adds are
-    reconciled by key like the others (a marker ``(commit, row)`` in place of the ``AddFile``),
+    reconciled by key like the others (a marker ``commit << _ROW | row`` in place of the ``AddFile``),
     and taken into the result as Arrow rows, in the order the ``AddFile``s would have had."""
     if not commits:
         if base is None:
@@ -86,7 +86,7 @@ def replay(
     metadata = base.metadata if base else None
     txns = dict(base.txns) if base else {}
     domains = dict(base.domains) if base else {}
-    live: dict[str, AddFile | tuple[int, int]] = {}
+    live: dict[str, AddFile | int] = {}
     columnar: list[pa.Table] = []
     dead: dict[str, RemoveFile] = {}
     commit_info: CommitInfo | None = None
@@ -105,7 +105,10 @@ def replay(
             kind = type(action)
             if kind is range:  # Arrow-decoded adds (no deletion vector: a key is a path)
                 keys = paths[action.start : action.stop]  # type: ignore[union-attr]
-                live.update(zip(keys, zip(repeat(table_no), action)))  # type: ignore[arg-type]
+                # markers are ints (``_ROW``), not tuples: 10,000s of new tuples would wake the
+                # garbage collector's full sweeps
+                start = (table_no << _ROW) + action.start  # type: ignore[union-attr]
+                live.update(zip(keys, range(start, start + len(keys))))  # type: ignore[arg-type]
                 if dead:
                     for key in keys:
                         dead.pop(key, None)
@@ -151,28 +154,32 @@ def replay(
     )
 
 
-def _live_tables(live: list[AddFile | tuple[int, int]], columnar: list[pa.Table]) -> list[pa.Table]:
+def _live_tables(live: list[AddFile | int], columnar: list[pa.Table]) -> list[pa.Table]:
     """The live adds as ``ADD_SCHEMA`` tables, in order: runs of ``AddFile``s converted, runs
-    of Arrow rows taken from their commit's table."""
+    of Arrow rows (markers ``commit << _ROW | row``) taken from their commit's table."""
     if not columnar:
         return [adds_to_table(live)]  # type: ignore[arg-type]
     out: list[pa.Table] = []
     i, n = 0, len(live)
+    mask = (1 << _ROW) - 1
     while i < n:
         first = live[i]
         j = i + 1
-        if type(first) is tuple:
-            table_no = first[0]
-            rows = [first[1]]
-            while j < n and type(live[j]) is tuple and live[j][0] == table_no:  # type: ignore[index]
-                rows.append(live[j][1])  # type: ignore[index]
+        if type(first) is int:
+            table_no = first >> _ROW
+            while j < n and type(live[j]) is int and live[j] >> _ROW == table_no:  # type: ignore[operator]
                 j += 1
+            rows = np.asarray(live[i:j], dtype=np.int64) & mask
             table = columnar[table_no]
-            same = len(rows) == table.num_rows and rows == list(range(table.num_rows))
-            out.append(table if same else table.take(pa.array(rows, pa.int64())))
+            same = len(rows) == table.num_rows and bool((rows == np.arange(len(rows))).all())
+            out.append(table if same else table.take(pa.array(rows)))
         else:
-            while j < n and type(live[j]) is not tuple:
+            while j < n and type(live[j]) is not int:
                 j += 1
             out.append(adds_to_table(live[i:j]))  # type: ignore[arg-type]
         i = j
     return out
+
+
+#: bits of a live-add marker that number the row (the rest number the commit)
+_ROW = 40
