@@ -55,7 +55,7 @@ VARIANTS = {
     "stats object": lambda i: json.dumps({"add": _add(i, stats={"numRecords": 1})}),
     "odd path": lambda i: json.dumps({"add": _add(i, path=f"./x/../f{i}.parquet")}),
     "absolute path": lambda i: json.dumps({"add": _add(i, path=f"{ROOT}/f{i}.parquet")}),
-    "deep": lambda i: json.dumps({"add": _add(i)})[:-2] + ',"extra":' + "[" * 250 + "]" * 250 + "}}",
+    "deep": lambda i: json.dumps({"add": _add(i)})[:-2] + ',"extra":' + "[" * 300 + "]" * 300 + "}}",
 }  # fmt: skip
 BAD = {
     "outside path": lambda i: json.dumps({"add": _add(i, path="../escape.parquet")}),
@@ -72,6 +72,7 @@ BAD = {
     "lone surrogate": lambda i: json.dumps({"add": _add(i, stats="\\ud800")}).replace("\\\\ud800", "\\ud800"),
     "bool change": lambda i: json.dumps({"add": _add(i, dataChange=1)}),
     "huge size": lambda i: json.dumps({"add": _add(i, size=2**63)}),
+    "too deep": lambda i: json.dumps({"add": _add(i)})[:-2] + ',"extra":' + "[" * 1050 + "]" * 1050 + "}}",
     "cr inside": lambda i: json.dumps({"add": _add(i)}) + "\r" + json.dumps({"add": _add(i + 1)}),
 }  # fmt: skip
 

@@ -10,7 +10,8 @@ A line is decoded by Arrow only when Arrow's answer is the one ``parse_line`` gi
 every other line goes through ``parse_line`` itself, so its action and its errors are
 exactly as before:
 
-* a candidate line begins ``{"add"`` and has at most ``_NATIVE_DEPTH`` opening brackets;
+* a candidate line begins ``{"add"`` and has at most ``json_fields.MAX_JSON_DEPTH`` opening
+  brackets (a deeper one ``parse_line`` refuses; Arrow would not);
 * Arrow reads the fields with their ``ADD_SCHEMA`` types (``explicit_schema``): it refuses a
   field of another JSON type (``"size": 1.5``, ``"path": 5``, ``"stats": {...}``), an
   integer out of the long range, a duplicate key, a lone surrogate escape, a second
@@ -40,6 +41,7 @@ import pyarrow.json as pj
 from varlake.delta.actions import Action, AddFile, RemoveFile
 from varlake.delta.commit_file import parse_line
 from varlake.delta.file_table import ADD_SCHEMA, STR_MAP
+from varlake.delta.json_fields import MAX_JSON_DEPTH
 from varlake.delta.paths import plain_paths, relative_data_path
 
 __all__ = ["ColumnarCommit", "MIN_ROWS", "columnar_commit"]
@@ -47,8 +49,6 @@ __all__ = ["ColumnarCommit", "MIN_ROWS", "columnar_commit"]
 #: fewer candidate lines than this: the file is decoded line by line (Arrow's fixed cost)
 MIN_ROWS = 64
 _PREFIX = '{"add"'
-#: lines with more opening brackets are left to ``parse_line`` (its depth rules)
-_NATIVE_DEPTH = 200
 _TYPED = [f for f in ADD_SCHEMA if f.name not in ("partitionValues", "tags", "deletionVector")]
 _SCHEMA = pa.schema([pa.field("add", pa.struct(_TYPED))])
 
@@ -101,20 +101,16 @@ def columnar_commit(lines: list[str], path: str, root_location: str) -> Columnar
     candidates = [i for i, line in enumerate(lines) if line.startswith(_PREFIX)]
     if len(candidates) < MIN_ROWS:
         return None
-    big = pa.large_string()
-    picked = pa.array([lines[i] for i in candidates], big)
-    brackets = pc.add(pc.count_substring(picked, "{"), pc.count_substring(picked, "["))
-    shallow = np.asarray(pc.less_equal(brackets, _NATIVE_DEPTH).to_numpy(zero_copy_only=False), dtype=bool)
-    if not shallow.all():
-        candidates = [c for c, keep in zip(candidates, shallow.tolist()) if keep]
-        picked = picked.filter(pa.array(shallow))
-    n = len(picked)
-    joined = pc.binary_join_element_wise(picked, pa.scalar("\n", big), pa.scalar("", big))
-    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64)[joined.offset : joined.offset + n + 1]
-    data = joined.buffers()[2][int(offsets[0]) : int(offsets[-1])] if n else pa.py_buffer(b"")
+    # a line with more opening brackets than any text Python decodes goes to ``parse_line``
+    # (which refuses it); only a line that long can have that many
+    deep = {j for j, c in enumerate(candidates) if len(lines[c]) > MAX_JSON_DEPTH and _brackets(lines[c]) > MAX_JSON_DEPTH}
+    if deep:
+        candidates = [c for j, c in enumerate(candidates) if j not in deep]
+    n = len(candidates)
+    data = "\n".join([lines[c] for c in candidates]).encode("utf-8")
     options = pj.ParseOptions(explicit_schema=_SCHEMA, unexpected_field_behavior="infer")
     try:
-        table = pj.read_json(pa.BufferReader(data), parse_options=options)
+        table = pj.read_json(pa.BufferReader(data), parse_options=options, read_options=_read_options(len(data)))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None
     if table.num_rows != n or table.column_names != ["add"]:
@@ -182,6 +178,16 @@ def columnar_commit(lines: list[str], path: str, root_location: str) -> Columnar
         if row < len(paths):
             relative_data_path(paths[row], root_location, f"{path} line {line_of_row}")
     return ColumnarCommit(items, adds, paths)
+
+
+def _brackets(line: str) -> int:
+    return line.count("{") + line.count("[")
+
+
+def _read_options(size: int) -> pj.ReadOptions:
+    """One block for the whole text (up to 64 MB): types are inferred once, not per block
+    and then unified."""
+    return pj.ReadOptions(block_size=max(1 << 20, min(size + 1, 64 << 20)))
 
 
 def _check(action: Action, where: str, root_location: str) -> None:

@@ -66,11 +66,11 @@ def integral_bounds(stats: pa.ChunkedArray | pa.Array, key: Sequence[str]) -> Co
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty.astype(bool), empty.astype(bool), empty.astype(bool)
     stats = stats.cast(pa.large_string())
-    brackets = pc.add(pc.count_substring(stats, "{"), pc.count_substring(stats, "["))
-    odd_mask = pc.or_(
-        pc.or_(pc.match_substring(stats, "\n"), pc.match_substring(stats, "\r")),
-        pc.greater(brackets, MAX_JSON_DEPTH),
-    )
+    odd_mask = pc.or_(pc.match_substring(stats, "\n"), pc.match_substring(stats, "\r"))
+    long = pc.fill_null(pc.greater(pc.binary_length(stats), MAX_JSON_DEPTH), False)
+    if pc.any(long).as_py():  # only a text that long can hold that many brackets
+        brackets = pc.add(pc.count_substring(stats, "{"), pc.count_substring(stats, "["))
+        odd_mask = pc.or_(odd_mask, pc.greater(brackets, MAX_JSON_DEPTH))
     odd_mask = pc.fill_null(odd_mask, False)
     text = pc.fill_null(pc.if_else(odd_mask, pa.scalar(None, pa.large_string()), stats), "null")
     big = pa.large_string()
@@ -84,7 +84,8 @@ def integral_bounds(stats: pa.ChunkedArray | pa.Array, key: Sequence[str]) -> Co
     schema = pa.schema([pa.field("v", pa.struct([pa.field("minValues", bound), pa.field("maxValues", bound)]))])
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     try:
-        table = pj.read_json(pa.BufferReader(data), parse_options=options)
+        block = pj.ReadOptions(block_size=max(1 << 20, min(len(data) + 1, 64 << 20)))
+        table = pj.read_json(pa.BufferReader(data), parse_options=options, read_options=block)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if table.num_rows != n:
