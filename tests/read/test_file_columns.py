@@ -65,3 +65,16 @@ def test_groups_as_a_dict_of_partition_values_makes_them(rows, keys, split) -> N
     got = partition_groups(column, keys)
     assert [g.tolist() for g in got] == list(expected.values())
     assert all(g.dtype == np.int64 for g in got)
+
+
+def test_groups_of_many_distinct_values_in_many_keys() -> None:
+    keys = [f"k{j}" for j in range(7)]  # 700 values a key: too many sets to number in one int64
+    rows = [[(k, str((i * (j + 3)) % 700)) for j, k in enumerate(keys)] for i in range(700)] + [[], None]
+    rows += rows[:5]
+    absent = object()
+    expected: dict[tuple[object, ...], list[int]] = {}
+    for i, row in enumerate(rows):
+        values = dict(row) if row else {}
+        expected.setdefault(tuple(values.get(k, absent) for k in keys), []).append(i)
+    got = partition_groups(pa.chunked_array([pa.array(rows, MAP)]), keys)
+    assert [g.tolist() for g in got] == list(expected.values())

@@ -77,13 +77,21 @@ def partition_groups(values: pa.ChunkedArray, keys: Sequence[str]) -> list[np.nd
     if not keys:
         return [np.arange(n, dtype=np.int64)]
     codes = np.empty((n, len(keys)), dtype=np.int64)
+    radices = []
     for j, key in enumerate(keys):
         present = pc.is_valid(pc.map_lookup(values, key, "all")).to_numpy(zero_copy_only=False)
         found = pc.map_lookup(values, key, "last")
         encoded = found.combine_chunks().dictionary_encode() if isinstance(found, pa.ChunkedArray) else found.dictionary_encode()
         code = np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
-        codes[:, j] = np.where(present, code, -2)
-    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+        codes[:, j] = np.where(present, code, -2) + 2  # absent 0, null 1, values from 2
+        radices.append(len(encoded.dictionary) + 2)
+    if float(np.prod(np.array(radices, dtype=np.float64))) < 2.0**62:  # one integer per set of values
+        packed = np.zeros(n, dtype=np.int64)
+        for j, radix in enumerate(radices):
+            packed = packed * radix + codes[:, j]
+        _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     by_group = np.argsort(inverse, kind="stable")
     bounds = np.cumsum(np.bincount(inverse, minlength=len(first)))[:-1]
