@@ -69,7 +69,7 @@ def test_groups_as_a_dict_of_partition_values_makes_them(rows, keys, split) -> N
 
 def test_groups_of_many_distinct_values_in_many_keys() -> None:
     keys = [f"k{j}" for j in range(7)]  # 700 values a key: too many sets to number in one int64
-    rows = [[(k, str((i * (j + 3)) % 700)) for j, k in enumerate(keys)] for i in range(700)] + [[], None]
+    rows = [[(k, str((i * 7919 + j * 13) % 700)) for j, k in enumerate(keys)] for i in range(700)] + [[], None]
     rows += rows[:5]
     absent = object()
     expected: dict[tuple[object, ...], list[int]] = {}
