@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from varlake.delta import constants as C
 from varlake.delta.actions import AddFile
@@ -48,24 +49,39 @@ INTEGRAL = frozenset(("byte", "short", "integer", "long"))
 BOUND_OPS = frozenset(("<", "<=", ">", ">=", "="))
 
 
+#: ``IntBounds`` with no file's bounds set yet (``fill`` sets them as plans ask)
+_EMPTY = np.zeros(0, dtype=np.int64)
+_UNDECODED: ColumnBounds = (_EMPTY, _EMPTY, _EMPTY.astype(bool), _EMPTY.astype(bool), _EMPTY.astype(bool))
+
+
 class IntBounds:
     """One integral column's min and max over the files of a snapshot (``has_*``: known)."""
 
-    __slots__ = ("lo", "hi", "has_lo", "has_hi")
+    __slots__ = ("lo", "hi", "has_lo", "has_hi", "decoded")
 
     def __init__(self, values: Sequence[tuple[Any, Any]], columns: ColumnBounds | None = None) -> None:
         """The bounds of ``columns`` (``stats_columns.integral_bounds``) with those of its odd
         files taken from ``values`` (pairs by file index), or all from ``values``."""
+        n = len(values)
+        self.lo = np.zeros(n, dtype=np.int64)
+        self.hi = np.zeros(n, dtype=np.int64)
+        self.has_lo = np.zeros(n, dtype=bool)
+        self.has_hi = np.zeros(n, dtype=bool)
+        #: files whose bounds are set (``fill``)
+        self.decoded = np.zeros(n, dtype=bool)
+        if columns is not _UNDECODED:
+            self.fill(np.arange(n, dtype=np.int64), values, columns)
+
+    def fill(self, idx: np.ndarray, values: Sequence[tuple[Any, Any]], columns: ColumnBounds | None) -> None:
+        """Set the bounds of files ``idx`` from ``columns`` (decoded for exactly those files, in
+        that order) with the odd ones' taken from ``values`` (by file index), or all from ``values``."""
         if columns is None:
-            n = len(values)
-            self.lo = np.zeros(n, dtype=np.int64)
-            self.hi = np.zeros(n, dtype=np.int64)
-            self.has_lo = np.zeros(n, dtype=bool)
-            self.has_hi = np.zeros(n, dtype=bool)
-            indexes: Sequence[int] = range(n)
+            indexes: Sequence[int] = idx.tolist()
         else:
-            self.lo, self.hi, self.has_lo, self.has_hi, odd = columns
-            indexes = np.flatnonzero(odd).tolist()
+            lo, hi, has_lo, has_hi, odd = columns
+            self.lo[idx], self.hi[idx], self.has_lo[idx], self.has_hi[idx] = lo, hi, has_lo, has_hi
+            indexes = idx[odd].tolist()
+        self.decoded[idx] = True
         for i in indexes:
             lo, hi = values[i]
             if type(lo) is int and LONG_MIN <= lo <= LONG_MAX:
@@ -199,22 +215,26 @@ class FileIndex:
             self._stats[i] = stats
         return stats
 
-    def bounds(self, path: ColumnPath) -> IntBounds:
-        """The min and max of column ``path`` over every file (built once per column): decoded
-        column-wise by Arrow (``stats_columns``), else file by file (``stats``)."""
+    def bounds(self, path: ColumnPath, idx: np.ndarray | None = None) -> IntBounds:
+        """The min and max of column ``path``, set at least for files ``idx`` (default: all):
+        decoded column-wise by Arrow (``stats_columns``), else file by file (``stats``), each
+        file's once per column (a plan decodes only the files its partition values keep)."""
         found = self._bounds.get(path)
         if found is None:
+            found = self._bounds[path] = IntBounds(_Pairs(self, path), _UNDECODED)
+        wanted = np.arange(len(self), dtype=np.int64) if idx is None else idx
+        missing = wanted[~found.decoded[wanted]]
+        if len(missing):
             key = path if self.mapping is None else self.mapping.physical_path(path)
-            columns = integral_bounds(self.stats_column, key)
-            pairs = _Pairs(self, path)
-            found = self._bounds[path] = IntBounds(pairs, columns)
+            stats = self.stats_column if len(missing) == len(self) else self.stats_column.take(pa.array(missing))
+            found.fill(missing, _Pairs(self, path), integral_bounds(stats, key))
         return found
 
     def excluded(self, tests: Sequence[tuple[ColumnPath, str, int]], idx: np.ndarray) -> np.ndarray:
         """Of the files ``idx``, those whose bounds prove one of ``tests`` false on every row."""
         out = np.zeros(len(idx), dtype=bool)
         for path, op, value in tests:
-            out |= self.bounds(path).excluded(op, value, idx)
+            out |= self.bounds(path, idx).excluded(op, value, idx)
         return out
 
 
