@@ -53,6 +53,18 @@ class LazyAdds(Sequence[AddFile]):
             add = self._built[i] = table_to_adds(self._table.slice(i, 1))[0]
         return add
 
+    def prefetch(self, indexes: Sequence[int]) -> None:
+        """Build the ``AddFile``s of ``indexes`` in one go (a plan's files, before their tasks)."""
+        if self._all is not None:
+            return
+        wanted = [i for i in indexes if i not in self._built]
+        if len(self._built) + len(wanted) > _ALL_AT_ONCE * len(self):
+            self._all = self._snapshot.files
+            return
+        if wanted:
+            for i, add in zip(wanted, table_to_adds(self._table.take(pa.array(wanted, pa.int64())))):
+                self._built[i] = add
+
     def __iter__(self):  # type: ignore[no-untyped-def]
         if self._all is None:
             self._all = self._snapshot.files

@@ -203,6 +203,11 @@ class FileIndex:
     def __len__(self) -> int:
         return len(self.adds)
 
+    def prefetch(self, indexes: Sequence[int]) -> None:
+        """Build the ``AddFile``s of files ``indexes`` at once (when they are built lazily)."""
+        if isinstance(self.adds, LazyAdds):
+            self.adds.prefetch(indexes)
+
     def stats(self, i: int) -> FileStats:
         """File ``i``'s statistics, its partition values in them (decoded once)."""
         stats = self._stats[i]
