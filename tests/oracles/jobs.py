@@ -68,7 +68,7 @@ def start(oracle: DeltaSpark, name: str, code: str) -> None:
     oracle.run(code + f"\n_start_job({name!r}, _job)\nresult = True\n")
 
 
-def wait(oracle: DeltaSpark, name: str, timeout: float = 240.0):
+def wait(oracle: DeltaSpark, name: str, timeout: float = 900.0):
     """The result of job ``name`` once it finished; its failure as an AssertionError."""
     deadline = time.monotonic() + timeout
     while True:
