@@ -69,10 +69,11 @@ def test_taking_turns_on_s3_is_safe(s3_oracle, s3_server):
 
 
 def test_delta_spark_s3_log_store_overwrites_a_varlake_commit(s3_oracle, s3_server, tmp_path):
+    # the log store delta-spark uses for s3a:// (no spark.delta.logStore.s3a.impl is set)
     assert s3_oracle.run(
-        "result = spark.sparkContext._jvm.org.apache.spark.sql.delta.storage.DelegatingLogStore"
-        ".s3DefaultLogStoreClassName()"
-    ) == "io.delta.storage.S3SingleDriverLogStore"
+        "result = [spark.sparkContext._jvm.org.apache.spark.sql.delta.storage.DelegatingLogStore"
+        ".defaultS3LogStoreClassName(), spark.conf.get('spark.delta.logStore.s3a.impl', None)]"
+    ) == ["io.delta.storage.S3SingleDriverLogStore", None]
     uri = s3_server.uri("overwritten")
     options = s3_server.options()
     table = Table.create(uri, "id bigint", storage_options=options)
