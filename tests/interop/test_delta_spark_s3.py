@@ -138,4 +138,4 @@ try:
 except Exception as exc:
     result = str(exc)[:300]
 """)
-    assert refused and ("412" in refused or "exists" in refused.lower() or "precondition" in refused.lower()), refused
+    assert refused and "RemoteFileChangedException" in refused and "pre-conditions" in refused, refused  # HTTP 412
