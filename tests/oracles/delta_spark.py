@@ -135,11 +135,22 @@ def plain(value):
     return value
 
 
+def s3a_jars() -> list[str]:
+    """Hadoop's S3A connector (``tools/s3a.sh``: hadoop-aws and the AWS SDK, for the Hadoop
+    3.5 that PySpark 4.2 and 4.3 both carry), so the oracle reaches ``s3a://`` tables; none
+    when it is not fetched. Spark's own cloud-committer jar is left out: Delta needs none."""
+    folder = CACHE / "jars" / "s3a"
+    if not folder.is_dir():
+        return []
+    return sorted(str(p) for p in folder.glob("*.jar") if not p.name.startswith("spark-hadoop-cloud"))
+
+
 def start(python: Path) -> DeltaSpark:
     work = Path(tempfile.mkdtemp(prefix="varlake-delta-oracle-"))
     log = work / "oracle.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_", "PYTHONPATH"))}
     env["PYSPARK_PYTHON"] = str(python)
+    env["DELTA_ORACLE_EXTRA_JARS"] = ",".join(s3a_jars())
     with log.open("wb") as err:
         process = subprocess.Popen(
             [str(python), str(SERVER), str(ORACLE / "jars"), str(work / "warehouse")],

@@ -84,6 +84,7 @@ __all__ = [
     "Transaction",
     "commit",
     "commit_with_retries",
+    "parameters_text",
     "serialize_commit",
     "table_isolation",
 ]
@@ -322,7 +323,7 @@ def _create(
     info: dict[str, Any] = {
         "timestamp": now,
         "operation": operation,
-        "operationParameters": dict(parameters),
+        "operationParameters": parameters_text(parameters),
         "isBlindAppend": True,
         "engineInfo": C.ENGINE_INFO,
         "txnId": str(uuid.uuid4()),
@@ -344,6 +345,16 @@ def _in_commit_timestamp(store: LogStore, version: int, now_ms: int) -> int:
     if not isinstance(prev_ts, int):
         prev_ts = store.commit_file_mtime(version - 1)
     return max(now_ms, prev_ts + 1)
+
+
+def parameters_text(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """``commitInfo.operationParameters`` as Delta writes them: a list or an object as its JSON
+    text (``"partitionBy": "[]"``). delta-spark reads the map as strings; an array or object
+    value makes its ``DESCRIBE HISTORY`` fail. Scalars stay (Jackson reads them as text)."""
+    return {
+        k: json.dumps(v, separators=(",", ":")) if isinstance(v, (list, tuple, dict)) else v
+        for k, v in parameters.items()
+    }
 
 
 def _commit(
@@ -380,7 +391,7 @@ def _commit(
                 body_actions = [replace(a, configuration=cfg) if isinstance(a, Metadata) else a for a in actions]
         info.update(
             operation=operation,
-            operationParameters=dict(operation_parameters or {}),
+            operationParameters=parameters_text(operation_parameters or {}),
             readVersion=snapshot.version,
             isolationLevel=isolation,
             isBlindAppend=ours.blind_append,
