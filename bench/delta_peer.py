@@ -4,7 +4,8 @@ delta-spark runs in its own process for the whole benchmark: the delta-spark ora
 (``tests/oracles/delta_spark.py`` starts ``delta_spark_server.py`` in the side virtualenv that
 ``tools/delta_oracle.sh`` builds: PySpark 4.2.0, delta-spark 4.4.0, its JARs from Maven Central)
 and talks to it in JSON lines. The benchmark starts it once (``start``), each workload makes its
-storage from it (``DeltaPeer.storage``), and it is stopped at the end (``DeltaPeer.stop``).
+storage from it (``DeltaPeer.storage``), and it is stopped at the end (``DeltaPeer.stop``). The
+tests set the oracle process they share up the same way (``attach``, then ``DeltaPeer.detach``).
 
 Its table holds the same documents as the other storages, ``parse_json`` of the same JSON Lines
 into one Variant column ``v``, one data file per source part, with Delta's own Variant shredding
@@ -43,8 +44,8 @@ LABEL = "(g) delta-spark"
 TABLE_PROPERTIES = {"delta.enableVariantShredding": "true"}
 #: Variant paths delta-spark keeps min/max statistics for, per Variant value (its default, 0, keeps none)
 STATS_PER_VARIANT = 1000
-#: session confs of the delta-spark process beyond the benchmark's own: shredded writes, and
-#: Variant statistics from each written file's footer
+#: session confs of the delta-spark process beyond the benchmark's own (set at run time, unset by
+#: ``DeltaPeer.detach``): shredded writes, and Variant statistics from each written file's footer
 SESSION_CONF = {
     "spark.sql.variant.writeShredding.enabled": "true",
     "spark.databricks.delta.variantShredding.parseFooterForStats": "true",
@@ -58,7 +59,7 @@ import sys
 sys.path.insert(0, {bench!r})
 import harness
 _bench_io = harness.SparkIO(spark)
-for _k, _v in harness.RUN_CONF.items():
+for _k, _v in {{**harness.RUN_CONF, **{session_conf!r}}}.items():
     spark.conf.set(_k, _v)
 
 
@@ -90,7 +91,8 @@ def bench_query(sql, label):
 
 
 class DeltaPeer:
-    """The benchmark's one delta-spark process."""
+    """A delta-spark process set up for the benchmark (``attach``): the benchmark's own (``start``)
+    or the tests' oracle."""
 
     def __init__(self, server: Any, delta_version: str) -> None:
         self.server = server
@@ -100,8 +102,18 @@ class DeltaPeer:
     def storage(self, root: Path) -> harness.Storage:
         return DeltaSparkStorage(root, self)
 
+    def detach(self) -> None:
+        """Unset the benchmark's session confs (the process serves others after)."""
+        self.server.run(f"for _k in {sorted(SESSION_CONF)!r}:\n    spark.conf.unset(_k)")
+
     def stop(self) -> None:
         oracle.stop(self.server)
+
+
+def attach(server: Any) -> DeltaPeer:
+    """Set a running delta-spark process (``oracles.delta_spark.start``) up for the benchmark."""
+    server.run(_SETUP.format(bench=str(BENCH), session_conf=SESSION_CONF))
+    return DeltaPeer(server, str(server.run("from importlib.metadata import version\nresult = version('delta-spark')")))
 
 
 def start(master: str, spark_conf: Mapping[str, str]) -> DeltaPeer:
@@ -112,7 +124,7 @@ def start(master: str, spark_conf: Mapping[str, str]) -> DeltaPeer:
     if python is None:
         raise harness.BenchmarkError(f"the delta-spark oracle is not built (no {oracle.ORACLE}): "
                                      "run `bash tools/delta_oracle.sh` (`make bench` does)")
-    conf = {k: v for k, v in spark_conf.items() if k != "spark.driver.memory"} | SESSION_CONF
+    conf = {k: v for k, v in spark_conf.items() if k != "spark.driver.memory"}
     settings = {"DELTA_ORACLE_MASTER": master, "DELTA_ORACLE_MEMORY": spark_conf.get("spark.driver.memory", "4g"),
                 "DELTA_ORACLE_CONF": "\n".join(f"{k}={v}" for k, v in conf.items())}
     try:
@@ -120,12 +132,10 @@ def start(master: str, spark_conf: Mapping[str, str]) -> DeltaPeer:
     except RuntimeError as exc:
         raise harness.BenchmarkError(str(exc)) from exc
     try:
-        server.run(_SETUP.format(bench=str(BENCH)))
-        version = server.run("from importlib.metadata import version\nresult = version('delta-spark')")
+        return attach(server)
     except Exception as exc:  # noqa: BLE001 - the peer is left out with the reason, the run goes on
         oracle.stop(server)
         raise harness.BenchmarkError(f"delta-spark did not set up: {type(exc).__name__}: {exc}") from exc
-    return DeltaPeer(server, str(version))
 
 
 def _tuples(value: Any) -> Any:
