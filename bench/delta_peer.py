@@ -81,7 +81,8 @@ def bench_load(paths, path, split, properties):
             spark.conf.unset(k) if v is None else spark.conf.set(k, v)
     detail = spark.sql(f"DESCRIBE DETAIL delta.`{{path}}`").collect()[0]
     return {{"seconds": seconds, "files": detail.numFiles, "features": sorted(detail.tableFeatures or []),
-            "properties": dict(detail.properties or {{}})}}
+            "properties": dict(detail.properties or {{}}),
+            "push_variant_into_scan": spark.conf.get("spark.sql.variant.pushVariantIntoScan", "unset")}}
 
 
 def bench_query(sql, label):
@@ -167,7 +168,8 @@ class DeltaSparkStorage(harness.Storage):
         if not shredding or info["properties"].get("delta.enableVariantShredding") != "true":
             raise harness.BenchmarkError(f"delta-spark did not turn its shredding on: features {info['features']}, "
                                          f"properties {info['properties']}")
-        self.result.note = f"{', '.join(shredding)}; {variant_stats_note(self.path)}"
+        self.result.note = (f"{', '.join(shredding)}; {variant_stats_note(self.path)}; "
+                            f"spark.sql.variant.pushVariantIntoScan={info['push_variant_into_scan']}")
 
     def table_ref(self) -> str:
         return f"delta.`{self.path}`"
