@@ -82,7 +82,7 @@ def bench_load(paths, path, split, properties):
     detail = spark.sql(f"DESCRIBE DETAIL delta.`{{path}}`").collect()[0]
     return {{"seconds": seconds, "files": detail.numFiles, "features": sorted(detail.tableFeatures or []),
             "properties": dict(detail.properties or {{}}),
-            "push_variant_into_scan": spark.conf.get("spark.sql.variant.pushVariantIntoScan", "unset")}}
+            "push_variant_into_scan": spark.conf.get("spark.sql.variant.pushVariantIntoScan")}}
 
 
 def bench_query(sql, label):

@@ -31,7 +31,7 @@ def test_delta_spark_answers_every_tpch_query_as_relational(spark: Any, delta_sp
     assert not result.mismatches, result.mismatches
     g = result.storages[delta_peer.KEY]
     assert g.error is None and g.files == 2  # one data file per source part, as every storage
-    assert g.note.startswith("variantShredding"), g.note
+    assert g.note.startswith("variantShredding") and "pushVariantIntoScan=" in g.note, g.note
     assert "Variant min/max statistics on" in g.note, g.note  # its own Variant statistics are on
     for q in wl.queries:
         qr = g.queries[q.name]
