@@ -66,7 +66,7 @@ def test_appends_from_varlake_python_spark_and_delta_spark_land_once(delta_spark
 
     path = tmp_path / "appends"
     table = Table.create(str(path), "id bigint, src string, v variant")
-    ours, spark_batches, theirs = 30, 4, 30
+    spark_batches, theirs = 3, 12
     jobs.start(delta_spark, "appends", f"""
 def _job():
     for i in range({theirs}):
@@ -89,8 +89,12 @@ def _job():
 
     thread = threading.Thread(target=spark_appends)
     thread.start()
-    for i in range(ours):
-        table.append([{"id": 2 * i, "src": "varlake", "v": {"p": i}}, {"id": 2 * i + 1, "src": "varlake", "v": "x"}])
+    # varlake's Python appends go on for as long as delta-spark's do (at least 12), so the two
+    # really race; the count is bounded by the oracle's job
+    ours = 0
+    while ours < 12 or (ours < 60 and not jobs.done(delta_spark, "appends")):
+        table.append([{"id": 2 * ours, "src": "varlake", "v": {"p": ours}}, {"id": 2 * ours + 1, "src": "varlake", "v": "x"}])
+        ours += 1
     thread.join(timeout=600)
     assert jobs.wait(delta_spark, "appends") == theirs
     assert failures == []
