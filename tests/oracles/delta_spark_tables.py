@@ -36,13 +36,16 @@ SESSION_CONF = {
 }
 
 
+LONG = "p" * 36  # a prefix longer than delta-spark's 32-character string statistics
+
+
 def _rows_sql(first: int, count: int, odd_a: bool = False) -> str:
     """``count`` rows from id ``first``: a Variant with an int, a string, a nested double, an
     array, and (``odd_a``) ``a`` as a string in one row so ``$.a`` has two types in that file."""
     values = []
     for i in range(first, first + count):
         a = f'"s{i}"' if odd_a and i == first else str(i)
-        doc = f'{{"a": {a}, "b": "k{i % 7}", "c": {{"d": {i / 4}, "e": "2024-01-{1 + i % 28:02d}"}}, "t": [{i}, "x{i}"], "l": "{'p' * 36}{i:03d}"}}'
+        doc = f'{{"a": {a}, "b": "k{i % 7}", "c": {{"d": {i / 4}, "e": "2024-01-{1 + i % 28:02d}"}}, "t": [{i}, "x{i}"], "l": "{LONG}{i:03d}"}}'
         if i % 11 == 0:
             doc = "null"  # a Variant null
         values.append(f"({i}, parse_json('{doc}'))" if i % 13 else f"({i}, NULL)")
@@ -77,7 +80,7 @@ TABLES = {
             "try_variant_get(v, '$.a', 'bigint') = 1000",
             "v:a::string = 's41'",
             "v:t[0]::int = 34",
-            "v:l::string = 'pppppppppppppppppppppppppppppppppppp045'",
+            "v:l::string = 'pppppppppppppppppppppppppppppppppppp046'",
             "v:l::string > 'pppppppppppppppppppppppppppppppppppp070'",
             "v IS NULL",
         ],
