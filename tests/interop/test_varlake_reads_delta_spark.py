@@ -53,6 +53,18 @@ def file_name(add) -> str:
     return os.path.basename(unquote(add.path))
 
 
+def check_history(table: varlake.Table, theirs: list[list]) -> None:
+    """varlake's history has delta-spark's versions and operations; with in-commit timestamps
+    also its timestamps (file times change when the corpus is checked out), and time travel by
+    each timestamp lands on that version."""
+    ours = sorted([e.version, e.timestamp, e.operation] for e in table.history())
+    assert [(v, op) for v, _, op in ours] == [(v, op) for v, _, op in theirs]
+    if table.properties.get("delta.enableInCommitTimestamps") == "true":
+        assert [ms for _, ms, _ in ours] == [ms for _, ms, _ in theirs]
+        for version, ms, _ in theirs:
+            assert table.snapshot(timestamp=ms).version == version
+
+
 def check_reads(path: Path) -> None:
     """varlake reads delta-spark's rows, answers each filter as it does, and never skips a file
     holding a matching row."""
@@ -60,6 +72,9 @@ def check_reads(path: Path) -> None:
     table = varlake.Table(str(path))
     rows = table.scan().to_arrow().sort_by(expected["order_by"]).to_pylist()
     assert by_value([plain(r) for r in rows]) == by_value(expected["rows"]), path.name
+    at_one = table.scan(version=1).to_arrow().sort_by(expected["order_by"]).to_pylist()
+    assert by_value([plain(r) for r in at_one]) == by_value(expected["rows_at_version_1"]), path.name
+    check_history(table, expected["history"])
     every = {file_name(a) for a in table.files()}
     for query in expected["queries"]:
         condition = query["filter"]

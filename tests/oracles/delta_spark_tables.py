@@ -9,7 +9,8 @@ alone to regenerate the committed corpus (``tests/data/delta_spark``):
 ``generate(spark, out)`` writes each table of ``TABLES`` under ``out/<name>`` with its
 ``expected.json``: the rows as delta-spark reads them (the oracle's plain JSON form), and for each
 filter on Variant paths the ids it answers and the names of the data files holding them (a reader
-whose skipping drops one of those files is wrong).
+whose skipping drops one of those files is wrong); its history (version, timestamp in ms,
+operation) and the rows at version 1.
 
 The session confs of ``SESSION_CONF`` turn on what delta-spark 4.4 writes only when asked: Variant
 min/max statistics read back from each shredded file's footer (``parseFooterForStats``, off by
@@ -177,7 +178,17 @@ def generate_table(spark, out: str, name: str) -> dict:
     for condition in filters:
         found = spark.sql(f"SELECT id, _metadata.file_name AS f FROM {source} WHERE {condition} ORDER BY id").collect()
         queries.append({"filter": condition, "ids": [r.id for r in found], "files": sorted({r.f for r in found})})
-    expected = {"order_by": order_by, "rows": rows, "queries": queries}
+    from delta.tables import DeltaTable
+
+    history = DeltaTable.forPath(spark, path).history().selectExpr("version", "unix_millis(timestamp) AS ms", "operation")
+    first = spark.sql(f"SELECT * FROM {source} VERSION AS OF 1 ORDER BY {order_by}").collect()
+    expected = {
+        "order_by": order_by,
+        "rows": rows,
+        "queries": queries,
+        "history": sorted([r.version, r.ms, r.operation] for r in history.collect()),
+        "rows_at_version_1": [_plain(r) for r in first],
+    }
     with open(os.path.join(path, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1, sort_keys=True)
     return {"rows": len(rows), "queries": [len(q["ids"]) for q in queries]}
