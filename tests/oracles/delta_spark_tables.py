@@ -174,10 +174,13 @@ def generate_table(spark, out: str, name: str) -> dict:
         spark.sql(step.replace("{path}", path))
     source = f"delta.`{path}`"
     rows = [_plain(r) for r in spark.sql(f"SELECT * FROM {source} ORDER BY {order_by}").collect()]
-    queries = []
-    for condition in filters:
-        found = spark.sql(f"SELECT id, _metadata.file_name AS f FROM {source} WHERE {condition} ORDER BY id").collect()
-        queries.append({"filter": condition, "ids": [r.id for r in found], "files": sorted({r.f for r in found})})
+    # every filter in one query (fewer Spark jobs): each one's truth per row
+    tests = ", ".join(f"coalesce({condition}, false) AS q{i}" for i, condition in enumerate(filters))
+    found = spark.sql(f"SELECT id, _metadata.file_name AS f, {tests} FROM {source} ORDER BY id").collect()
+    queries = [
+        {"filter": condition, "ids": [r.id for r in found if r[f"q{i}"]], "files": sorted({r.f for r in found if r[f"q{i}"]})}
+        for i, condition in enumerate(filters)
+    ]
     from delta.tables import DeltaTable
 
     history = DeltaTable.forPath(spark, path).history().selectExpr("version", "unix_millis(timestamp) AS ms", "operation")
