@@ -3,7 +3,8 @@
 A file group's partition path is one segment per partition field: ``field=value`` with
 hive-style partitioning, the bare value otherwise (simple and complex key generators),
 URL-encoded when ``hoodie.datasource.write.partitionpath.urlencode``; a null value is
-``__HIVE_DEFAULT_PARTITION__`` (or ``default`` in older writers). A non-partitioned table
+Hive's null partition name (``semantics.partition_values.HIVE_NULL``; ``default`` in older
+writers). A non-partitioned table
 has the empty path. A timestamp-based key generator writes a formatted date
 (``2024/01/15/09``), from which the field's value cannot be recovered.
 
@@ -23,21 +24,15 @@ import pyarrow as pa
 
 from varlake.errors import HudiError, UnsupportedHudiFeatureError
 from varlake.hudi.properties import HudiProperties
+from varlake.semantics.partition_values import HIVE_NULL
+from varlake.semantics.types import DELTA_NAMES, parse_type
 
 __all__ = ["DEFAULT_PARTITIONS", "arrow_type", "partition_columns", "partition_types", "partition_values"]
 
-DEFAULT_PARTITIONS = ("__HIVE_DEFAULT_PARTITION__", "default")
+DEFAULT_PARTITIONS = (HIVE_NULL, "default")
 
-#: Avro type -> Delta type name
-_AVRO_TYPES = {
-    "string": "string",
-    "int": "integer",
-    "long": "long",
-    "float": "float",
-    "double": "double",
-    "boolean": "boolean",
-    "bytes": "binary",
-}
+#: Avro's primitive types that name a Spark type (``semantics.types`` gives their Delta names)
+_AVRO_PRIMITIVES = frozenset(("string", "int", "long", "float", "double", "boolean"))
 _AVRO_LOGICAL = {"date": "date", "timestamp-micros": "timestamp", "timestamp-millis": "timestamp"}
 
 
@@ -79,7 +74,9 @@ def _delta_type(avro: Any) -> str | None:
             return f"decimal({int(avro.get('precision', 10))},{int(avro.get('scale', 0))})"
         return _delta_type(avro.get("type"))
     if isinstance(avro, str):
-        return _AVRO_TYPES.get(avro)
+        if avro == "bytes":
+            return "binary"
+        return DELTA_NAMES[parse_type(avro).name] if avro in _AVRO_PRIMITIVES else None
     return None
 
 
