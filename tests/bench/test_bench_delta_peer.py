@@ -1,9 +1,12 @@
 """(g) delta-spark in the benchmark (issue 31, item 6), on the tests' oracle process at a tiny scale:
-its table has Delta's own shredding and Variant statistics, and it answers every TPC-H query as
-relational does, with its time and bytes measured in its own process."""
+its table has Delta's own shredding and Variant statistics, and it answers TPC-H queries as
+relational does, with its time and bytes measured in its own process. Two queries keep the test
+short: Q1 (every line item) and Q6 (a selective filter); the harness's own test runs every query
+on every other storage."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,8 +22,10 @@ from workloads import tpch_nested  # noqa: E402
 
 
 @pytest.mark.spark
-def test_delta_spark_answers_every_tpch_query_as_relational(spark: Any, delta_spark: Any, tmp_path: Path) -> None:
+def test_delta_spark_answers_tpch_queries_as_relational(spark: Any, delta_spark: Any, tmp_path: Path) -> None:
     wl = tpch_nested.workload(7)
+    wl = dataclasses.replace(wl, queries=tuple(q for q in wl.queries if q.name in ("Q1", "Q6")))
+    assert len(wl.queries) == 2
     src = tpch_nested.generate_tpch(tmp_path / "src", 0.002, parts=2)
     peer = delta_peer.attach(delta_spark)
     try:
