@@ -101,6 +101,16 @@ class CommitResult:
     noop: bool = False
 
 
+def delta_parameters(parameters: Mapping[str, Any] | None) -> dict[str, str]:
+    """``operationParameters`` as Delta writes them: a map of strings, every value that is
+    not a string as its JSON text (``partitionBy: "[]"``). delta-spark reads the map as
+    ``Map[String, String]``: a list or an object there breaks its DESCRIBE HISTORY."""
+    return {
+        str(k): v if isinstance(v, str) else json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+        for k, v in (parameters or {}).items()
+    }
+
+
 def serialize_commit(commit_info: Mapping[str, Any], actions: Iterable[Action]) -> bytes:
     """The bytes of a commit file: ``commitInfo`` first, then one action per line."""
     lines = [json.dumps({C.COMMIT_INFO: dict(commit_info)}, separators=(",", ":"), ensure_ascii=False)]
@@ -322,7 +332,7 @@ def _create(
     info: dict[str, Any] = {
         "timestamp": now,
         "operation": operation,
-        "operationParameters": dict(parameters),
+        "operationParameters": delta_parameters(parameters),
         "isBlindAppend": True,
         "engineInfo": C.ENGINE_INFO,
         "txnId": str(uuid.uuid4()),
@@ -380,7 +390,7 @@ def _commit(
                 body_actions = [replace(a, configuration=cfg) if isinstance(a, Metadata) else a for a in actions]
         info.update(
             operation=operation,
-            operationParameters=dict(operation_parameters or {}),
+            operationParameters=delta_parameters(operation_parameters),
             readVersion=snapshot.version,
             isolationLevel=isolation,
             isBlindAppend=ours.blind_append,
