@@ -35,7 +35,10 @@ def theirs(oracle: DeltaSpark, path: str | Path, where: str | None = None, key: 
 def same_rows(oracle: DeltaSpark, table: varlake.Table, key: str = "id") -> list[dict]:
     """Assert delta-spark reads the rows varlake reads; return them."""
     mine = ours(varlake.Table(table.path), key=key)
-    assert theirs(oracle, table.path, key=key) == mine
+    spark = theirs(oracle, table.path, key=key)
+    if spark != mine:
+        diff = next(((a, b) for a, b in zip(spark, mine) if a != b), None)
+        raise AssertionError(f"{table.path}: delta-spark {len(spark)} rows, varlake {len(mine)}; first difference {diff}")
     return mine
 
 
