@@ -12,6 +12,7 @@ against the delta-spark oracle (``oracles.delta_spark``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -19,10 +20,34 @@ import varlake
 from oracles.delta_spark import DeltaSpark, plain
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def ascii_variants(value: Any) -> Any:
+    """``value`` with every Variant's JSON text in ASCII, non-ASCII characters as ``\\uXXXX``
+    escapes: PySpark's ``VariantVal.toJson`` (how the oracle answers) escapes them, varlake's
+    ``to_json`` (as Spark's JVM ``to_json``) writes them as they are; the values are the same."""
+    if isinstance(value, dict):
+        if set(value) == {"$variant"}:
+            return {"$variant": _NON_ASCII.sub(_escaped, value["$variant"])}
+        return {k: ascii_variants(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [ascii_variants(v) for v in value]
+    return value
+
+
 def ours(table: varlake.Table, filter: str | None = None, key: str = "id") -> list[dict]:
     """varlake's rows (``filter`` applied), sorted by ``key``, in the oracle's plain form."""
     rows = table.scan(filter=filter).to_arrow().to_pylist()
-    return sorted((plain(r) for r in rows), key=lambda r: (r[key] is None, r[key]))
+    return sorted((ascii_variants(plain(r)) for r in rows), key=lambda r: (r[key] is None, r[key]))
 
 
 def theirs(oracle: DeltaSpark, path: str | Path, where: str | None = None, key: str = "id") -> list[dict]:

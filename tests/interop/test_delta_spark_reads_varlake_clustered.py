@@ -67,7 +67,7 @@ def test_clustered_by_columns_and_by_variant_paths(delta_spark, tmp_path):
             delta_spark,
             t,
             insert="SELECT 1000 + id, named_struct('k', 'k5'), parse_json('{\"name\":\"n99\"}') FROM range(5)",
-            merge_source=f"SELECT id, named_struct('k', 'merged'), v FROM delta.`{t.path}` WHERE id % 25 = 0",
+            merge_source=f"SELECT id, named_struct('k', 'merged') s, v FROM delta.`{t.path}` WHERE id % 25 = 0",
         )
     row = detail(delta_spark, by_columns)
     assert row["clusteringColumns"] == ["s.k", "id"]
