@@ -105,13 +105,20 @@ def _columns_of(storage: Storage, path: str) -> ReadColumns:
     return read
 
 
+#: Characters a logged path keeps as they are: those a URI path allows that Hadoop's
+#: ``Path.toUri`` leaves alone (``=`` of partition directories above all). ``quote``'s default
+#: escaped ``=`` as ``%3D``: equal as a URI, but delta-spark's VACUUM compared the text with
+#: the files it lists and deleted every live file of a partitioned table (issue 31).
+PATH_SAFE = "/!$&'()*+,;=@"
+
+
 def add_action(facts: FileFacts | tuple[str, int, int, int, str], values: Mapping[str, str | None]) -> AddFile:
     """The ``add`` of a new data file (its relative path URI-quoted, as Delta logs paths),
     its layout facts under ``tags`` (``io.layout_tag``) when ``facts`` carry them."""
     relative, size, mtime, _rows, stats = facts[:5]
     tags = json.loads(facts[5]) if len(facts) > 5 and facts[5] else None
     return AddFile(
-        path=quote(relative),
+        path=quote(relative, safe=PATH_SAFE),
         size=size,
         partition_values=dict(values),
         modification_time=mtime,
