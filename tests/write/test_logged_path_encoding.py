@@ -1,6 +1,6 @@
 """Data file paths are logged as Hadoop's ``Path.toUri`` writes them: ``=`` of a partition
 directory stays as it is, a space is ``%20``, the ``%`` of a Hive-escaped directory name is
-``%25``. With ``=`` escaped as ``%3D`` delta-spark's VACUUM deleted every live file of a
+``%25``, non-ASCII letters stay as they are. With ``=`` (or ``ü``) escaped as ``%3D`` delta-spark's VACUUM deleted every live file of a
 partitioned varlake table (issue 31: tests/interop/test_delta_spark_reads_varlake.py)."""
 
 from __future__ import annotations
@@ -22,5 +22,6 @@ def test_partition_directories_keep_their_equals_sign(tmp_path):
 
 
 def test_add_action_quotes_only_what_a_uri_path_must():
-    add = add_action(("x=1/y=a b/c?d#e%f/part.parquet", 1, 0, 0, "{}"), {})
-    assert add.path == "x=1/y=a%20b/c%3Fd%23e%25f/part.parquet"
+    add = add_action(("x=1/y=a b/c?d#e%f/ünï 😀\u00a0/part.parquet", 1, 0, 0, "{}"), {})
+    assert add.path == "x=1/y=a%20b/c%3Fd%23e%25f/ünï%20😀%C2%A0/part.parquet"
+    assert unquote(add.path) == "x=1/y=a b/c?d#e%f/ünï 😀\u00a0/part.parquet"
