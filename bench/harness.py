@@ -35,7 +35,6 @@ from __future__ import annotations
 import abc
 import datetime as dt
 import decimal
-import hashlib
 import itertools
 import json
 import math
@@ -43,7 +42,6 @@ import os
 import re
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -52,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from source_cache import cached_source  # noqa: F401 -- harness.cached_source, as callers know it
 from workloads.spec import Dialect, Query, Source, Workload
 
 STORAGE_KEYS = ("json_strings", "spark_variant", "spark_shredded", "varlake", "relational", "duckdb")
@@ -155,7 +154,7 @@ class WorkloadResult:
             "mismatches": self.mismatches,
             "phase_seconds": {k: _round(v) for k, v in self.phases.items()},
         }
-        order = {key: i for i, key in enumerate((*STORAGE_KEYS, "duckdb_spark_shredded"))}
+        order = {key: i for i, key in enumerate((*STORAGE_KEYS, "duckdb_spark_shredded", "delta_spark"))}
         for key in sorted(self.storages, key=lambda k: order.get(k, len(order))):
             out[key] = self.storages[key].to_json()
         return out
@@ -579,75 +578,13 @@ class Unavailable(Storage):
         raise BenchmarkError(self.reason)
 
 
-# --- the generated source, cached ------------------------------------------------------------------
-
-
-def _generator_fingerprint(workload: Workload) -> str:
-    """A hash of the code that generates the workload's documents (its module and ``spec.py``),
-    so a changed generator never reuses stale JSON."""
-    digest = hashlib.sha256()
-    for module in (workload.generate.__module__, Source.__module__):
-        file = getattr(sys.modules.get(module), "__file__", None)
-        digest.update(Path(file).read_bytes() if file else module.encode())
-    return digest.hexdigest()[:12]
-
-
-def cached_source(
-    workload: Workload,
-    scale: float,
-    seed: int,
-    out_dir: Path,
-    cache_dir: Path | None = None,
-    log: Callable[[str], None] = print,
-) -> Source:
-    """The workload's JSON Lines at ``scale`` and ``seed``.
-
-    With ``cache_dir``, they are generated once into ``cache_dir/<workload>-scale<s>-seed<n>-<code
-    hash>/`` (with a ``source.json`` manifest; the entry is renamed into place whole) and reused by later runs while the
-    files are intact and the generator's code is unchanged; entries of the same workload, scale
-    and seed made by other generator code are removed. Without it, they go to ``out_dir``.
-    The ``details`` of the returned source say ``cache`` ``hit`` or ``miss``."""
-    if cache_dir is None:
-        source = workload.generate(out_dir, scale, seed)
-        return Source(source.paths, source.rows, source.bytes, source.seconds, {**source.details, "cache": "off"})
-    stem = f"{workload.name}-scale{scale:g}-seed{seed}"
-    entry = cache_dir / f"{stem}-{_generator_fingerprint(workload)}"
-    manifest = entry / "source.json"
-    if manifest.is_file():
-        try:
-            m = json.loads(manifest.read_text())
-            paths = tuple(entry / name for name in m["files"])
-            if [p.stat().st_size for p in paths] == m["sizes"]:
-                return Source(paths, m["rows"], m["bytes"], m["seconds"], {**m["details"], "cache": "hit"})
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        log(f"[{workload.name}] cache entry {entry.name} is incomplete or changed: generating again")
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    for stale in cache_dir.glob(f"{stem}-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    partial = cache_dir / f".partial-{entry.name}-{os.getpid()}"
-    shutil.rmtree(partial, ignore_errors=True)
-    source = workload.generate(partial, scale, seed)
-    (partial / manifest.name).write_text(json.dumps({
-        "files": [str(p.relative_to(partial)) for p in source.paths], "sizes": [p.stat().st_size for p in source.paths],
-        "rows": source.rows, "bytes": source.bytes, "seconds": round(source.seconds, 3),
-        "details": dict(source.details)}, indent=1) + "\n")
-    try:
-        partial.rename(entry)  # the entry appears whole, manifest included, or not at all
-    except OSError:  # another run made the same entry meanwhile: keep theirs
-        shutil.rmtree(partial, ignore_errors=True)
-        if manifest.is_file():
-            return cached_source(workload, scale, seed, out_dir, cache_dir, log)
-        raise
-    paths = tuple(entry / p.relative_to(partial) for p in source.paths)
-    return Source(paths, source.rows, source.bytes, source.seconds, {**source.details, "cache": "miss"})
-
-
 # --- running ----------------------------------------------------------------------------------------
 
 
-def build_storages(spark: Any, root: Path, include: Sequence[str] | None = None) -> list[Storage]:
-    """The storages in load order (the reference first, DuckDB after the files it reads)."""
+def build_storages(spark: Any, root: Path, include: Sequence[str] | None = None,
+                   extra: Sequence[Callable[[Path], Storage]] = ()) -> list[Storage]:
+    """The storages in load order (the reference first, DuckDB after the files it reads), then
+    ``extra``: storages of other engines, each made from the scratch root (``delta_peer.py``)."""
     io = SparkIO(spark)
     wanted = set(include or (*STORAGE_KEYS, "duckdb_spark_shredded"))
     out: list[Storage] = []
@@ -670,7 +607,7 @@ def build_storages(spark: Any, root: Path, include: Sequence[str] | None = None)
                        else Unavailable(root, "duckdb", DuckDB.label, "needs the files of (d) varlake"))
     if "duckdb_spark_shredded" in wanted:
         out.append(DuckDB(root, shredded, key="duckdb_spark_shredded", label="(f) DuckDB on (c) files"))
-    return out
+    return out + [make(root) for make in extra]
 
 
 def run_workload(
@@ -683,6 +620,7 @@ def run_workload(
     include: Sequence[str] | None = None,
     log: Callable[[str], None] = print,
     warm_up: bool = True,
+    extra: Sequence[Callable[[Path], Storage]] = (),
 ) -> WorkloadResult:
     """Load every storage from ``source``, run every query on each, check the answers.
 
@@ -691,7 +629,7 @@ def run_workload(
     warmed, e.g. the larger sizes of ``scaling.py``): the first timed round then records the
     rows and the read path, and DuckDB, which profiles only its untimed run, no bytes."""
     with spark_conf(spark, RUN_CONF):
-        return _run_workload(spark, workload, source, root, runs, include, log, warm_up)
+        return _run_workload(spark, workload, source, root, runs, include, log, warm_up, extra)
 
 
 def _run_workload(
@@ -703,10 +641,11 @@ def _run_workload(
     include: Sequence[str] | None,
     log: Callable[[str], None],
     warm_up: bool = True,
+    extra: Sequence[Callable[[Path], Storage]] = (),
 ) -> WorkloadResult:
     root.mkdir(parents=True, exist_ok=True)
     result = WorkloadResult(workload.name, workload.title, source, list(workload.queries))
-    storages = build_storages(spark, root, include)
+    storages = build_storages(spark, root, include, extra)
     reference: dict[tuple[str, int], tuple[str, list[tuple[Any, ...]]]] = {}
     try:
         loaded = []

@@ -427,12 +427,13 @@ def causes(ops: dict[str, Any]) -> list[str]:
     issue 30)."""
     out = []
     load = ops["load"]["varlake"]["requests"]["requests"]
-    out.append(f"- load: {load.get('GET list', 0)} listings and {load.get('GET log-last-checkpoint', 0)} reads of "
-               "`_last_checkpoint` where one of each suffices: `Table.__init__` runs `log.latest_version()` (listing + "
-               "`_last_checkpoint`) and `snapshot()` then lists and reads it again (`delta/log_store.py` `snapshot` -> "
-               "`_listing_for`). Each `ObjectStorage.for_uri` also builds two obstore clients (`_make_store` for reads and "
-               "for creates, ~10 ms of CPU each here). Remembering the first listing for the first snapshot and building "
-               "the create client lazily would remove both.")
+    out.append(f"- load: {load.get('GET list', 0)} listings and {load.get('GET log-last-checkpoint', 0)} read(s) of "
+               "`_last_checkpoint`: `Table.__init__` runs `log.latest_version()` (`_last_checkpoint`, then a listing "
+               "from the checkpoint it names), and the first `snapshot()` keeps that listing and lists only from the "
+               "version it found on, to see commits made since (`delta/log_store.py` `_since_opened`; before: a second "
+               "`_last_checkpoint` read and a second listing from the checkpoint). `ObjectStorage.for_uri` builds one "
+               "obstore client (`_make_store`, ~10 ms of CPU here); the one for conditional creates is built at the "
+               "first commit (before: both at every open).")
     plan = ops["plan"]["varlake"]["requests"]["requests"]
     out.append(f"- plan: {sum(plan.values())} request(s) (a listing: `plan()` re-checks for a newer version; "
                "`table.scan(snapshot=...)` plans a snapshot the caller holds without it). The work per live file "

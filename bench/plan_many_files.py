@@ -2,11 +2,18 @@
 delta-rs ``file_uris(file_pruning_predicate=...)`` on the same log.
 
     .venv/bin/python bench/plan_many_files.py [--files 10000] [--runs 30] [--dir DIR]
+        [--cold 9] [--checkpoint]
 
 The table is a log alone (planning reads no data file): one commit of ``--files`` ``add``
 actions in 10 partitions (``part`` = ``p0``..``p9``), 10 rows a file, ``id`` growing with the
 file, as ``bench/objectstore.py``'s shared table has them. Reported: median plan time of each
 library (warm: the table loaded once, the predicate's literals varied per run) and the ratio.
+
+Cold (``--cold N`` runs of each, alternating): a fresh process opens the table and plans
+one filter -- varlake ``Table(path).scan().where(p).plan()``, delta-rs ``DeltaTable(path)``
+then ``file_uris(file_pruning_predicate=p)`` -- timed inside the process from the open to
+the file list (imports not counted). ``--checkpoint``: the table also gets a checkpoint of
+its one commit (written by varlake), so the load reads Parquet instead of JSON.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import argparse
 import json
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,15 +57,68 @@ def build(folder: Path, files: int) -> None:
     (log / f"{0:020d}.json").write_text("\n".join(json.dumps(a) for a in lines) + "\n")
 
 
+COLD = """
+import sys, time
+folder, pred, lib = sys.argv[1:4]
+if lib == "varlake":
+    from varlake.table import Table
+    started, cpu = time.perf_counter(), time.process_time()
+    n = len(Table(folder).scan().where(pred).plan().tasks)
+else:
+    from deltalake import DeltaTable
+    started, cpu = time.perf_counter(), time.process_time()
+    n = len(DeltaTable(folder).file_uris(file_pruning_predicate=pred))
+print((time.perf_counter() - started) * 1e3, (time.process_time() - cpu) * 1e3, n)
+"""
+
+
+def cold(folder: Path, pred: str, runs: int, src: str | None = None) -> dict[str, dict[str, float]]:
+    """A fresh process's open + first plan, per library (alternating runs): median and best
+    wall-clock ms, median CPU ms (all threads); ``src``: the varlake sources to import
+    (default: this checkout's)."""
+    src = src or str(Path(__file__).resolve().parents[1] / "src")
+    env = {**__import__("os").environ, "PYTHONPATH": src}
+    times: dict[str, list[float]] = {"varlake": [], "delta-rs": []}
+    cpu: dict[str, list[float]] = {name: [] for name in times}
+    files: dict[str, set[str]] = {name: set() for name in times}
+    for r in range(runs):
+        for lib in ("varlake", "delta-rs") if r % 2 == 0 else ("delta-rs", "varlake"):
+            out = subprocess.run([sys.executable, "-c", COLD, str(folder), pred, lib], capture_output=True, text=True,
+                                 env=env, check=True).stdout.split()  # fmt: skip
+            times[lib].append(float(out[0]))
+            cpu[lib].append(float(out[1]))
+            files[lib].add(out[2])
+    if files["varlake"] != files["delta-rs"]:
+        raise SystemExit(f"{pred}: files planned differ {files}")
+    return {
+        lib: {"median": statistics.median(ts), "best": min(ts), "cpu": statistics.median(cpu[lib])}
+        for lib, ts in times.items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--dir", default=None)
+    parser.add_argument("--cold", type=int, default=0, help="cold runs of each library (fresh processes)")
+    parser.add_argument("--checkpoint", action="store_true", help="give the table a checkpoint")
+    parser.add_argument("--src", default=None, help="varlake sources the cold runs import (to compare commits)")
     args = parser.parse_args()
-    folder = Path(args.dir or tempfile.mkdtemp(prefix="planbench-")) / f"t{args.files}"
+    name = f"t{args.files}" + ("-checkpoint" if args.checkpoint else "")
+    folder = Path(args.dir or tempfile.mkdtemp(prefix="planbench-")) / name
     if not (folder / "_delta_log").exists():
         build(folder, args.files)
+        if args.checkpoint:
+            Table(str(folder)).log.checkpoint()
+    if args.cold:
+        pred = f"part = 'p3' AND id >= {args.files * ROWS // 2} AND id < {args.files * ROWS // 2 + 20 * PARTS * ROWS}"
+        got = cold(folder, pred, args.cold, args.src)
+        v, d = got["varlake"], got["delta-rs"]
+        print(f"cold open + first plan, {args.files} files{' (checkpoint)' if args.checkpoint else ''}, {args.cold} runs "
+              f"each: median varlake {v['median']:.1f} ms, delta-rs {d['median']:.1f} ms, ratio "
+              f"{v['median'] / d['median']:.2f}; best {v['best']:.1f} / {d['best']:.1f} ms, ratio "
+              f"{v['best'] / d['best']:.2f}; CPU {v['cpu']:.1f} / {d['cpu']:.1f} ms, ratio {v['cpu'] / d['cpu']:.2f}")  # fmt: skip
     rng = random.Random(7)
     max_id = args.files * ROWS
     span = 20 * PARTS * ROWS

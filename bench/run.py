@@ -17,6 +17,8 @@ loads every storage from them (``harness.py``), runs every query once to warm up
 ``bench/RESULTS.md``, ``bench/results.json`` and one bar chart per workload
 (``bench/<workload>.png``). Ratios are against JSON strings (a) and relational Parquet (e)
 measured in the same run; every varlake query says which read path its planner took.
+(g) delta-spark 4.4 on Spark 4.2 (issue 31) runs beside them in one process of its own for the
+whole run (``delta_peer.py``; ``--no-delta-spark`` leaves it out).
 Targets: issue 16 (varlake within 1.2x of relational on every events query and >= 3x faster
 than Spark's own shredding; on TPC-H nested no whole-Variant read, within 1.2x of
 relational time and 1.1x of its bytes in total, faster than Spark's shredding on every
@@ -46,6 +48,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(BENCH))
 
+import delta_peer  # noqa: E402
 import harness  # noqa: E402
 from workloads import WORKLOADS  # noqa: E402
 
@@ -58,7 +61,8 @@ TARGET_OVER_SPARK_SHREDDED = {"events": 3.0, "tpch_nested": 1.0}
 TARGET_RELATIONAL_BYTES = {"tpch_nested": 1.1}
 TARGET_PLANNING_SECONDS = 0.020
 DEFAULT_CACHE = BENCH / ".cache"
-ORDER = ("json_strings", "spark_variant", "spark_shredded", "varlake", "relational", "duckdb", "duckdb_spark_shredded")
+ORDER = ("json_strings", "spark_variant", "spark_shredded", "varlake", "relational", "duckdb", "duckdb_spark_shredded",
+         "delta_spark")
 SPARK_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -91,6 +95,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--cache-dir", default=_env("VARLAKE_BENCH_CACHE", str(DEFAULT_CACHE)),
                     help="keep generated JSON Lines here between runs (by workload, scale, seed, generator code)")
     ap.add_argument("--no-cache", action="store_true", help="generate the JSON Lines afresh into the scratch space")
+    ap.add_argument("--no-delta-spark", action="store_true",
+                    help="leave out (g) delta-spark (its side virtualenv is built by tools/delta_oracle.sh)")
     args = ap.parse_args(argv)
     if args.runs < 3:
         ap.error("--runs must be >= 3 (the figure is a median of warm runs)")
@@ -211,6 +217,10 @@ def summary(wl: harness.WorkloadResult) -> dict[str, Any]:
         "fastest_relational_query_seconds": _r(floor),
     }
     out["targets_issue16"] = issue16_targets(wl)
+    if delta_peer.KEY in s:
+        out["delta_spark"] = {other: {q: _r(ratio(med(delta_peer.KEY, q), med(other, q))) for q in names}
+                              | {"total": _r(ratio(tot(delta_peer.KEY), tot(other)))}
+                              for other in ("varlake", "spark_shredded", harness.REFERENCE)}
     return out
 
 
@@ -376,7 +386,31 @@ def workload_markdown(wl: harness.WorkloadResult, summ: dict[str, Any], runs: in
                f"fastest relational query takes {seconds_text(t['fastest_relational_query_seconds'])} s (Spark's per-query floor "
                "on this machine).")
     out += diagnostics(wl)
+    out += delta_markdown(wl, summ)
     return out
+
+
+def delta_markdown(wl: harness.WorkloadResult, summ: dict[str, Any]) -> list[str]:
+    """(g) delta-spark's time against varlake, Spark's own shredding and relational, per query."""
+    d = summ.get("delta_spark")
+    g = wl.storages.get(delta_peer.KEY)
+    if not d or not g:
+        return []
+    if g.error:
+        return ["", f"(g) delta-spark did not run: {g.error}."]
+    others = [k for k in d if k in wl.storages]
+    rows = [[q, seconds_text(g.queries[q].median_seconds if q in g.queries else None)]
+            + [ratio_text(d[k][q]) for k in others]
+            + [ratio_text(ratio(g.queries[q].median_bytes, wl.storages["varlake"].queries[q].median_bytes))
+               if "varlake" in wl.storages and q in wl.storages["varlake"].queries and q in g.queries else "–"]
+            for q in [x.name for x in wl.queries]]
+    rows.append(["total", seconds_text(g.total_seconds)] + [ratio_text(d[k]["total"]) for k in others]
+                + [ratio_text(ratio(g.total_bytes, wl.storages["varlake"].total_bytes)) if "varlake" in wl.storages else "–"])
+    return ["", "(g) delta-spark, the system a user would pick instead (its own shredding and Variant statistics, in "
+            "its own Spark 4.2 process): its time against the others (above 1.00x: delta-spark is slower), and its "
+            "bytes read against varlake's:", "",
+            *markdown_table(["query", "delta-spark (s)", *(f"time vs {wl.storages[k].label}" for k in others),
+                             "bytes vs (d) varlake"], rows)]
 
 
 def _met(flag: bool) -> str:
@@ -478,7 +512,7 @@ def results_markdown(meta: dict[str, Any], results: list[harness.WorkloadResult]
            "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".", "",
            "How the times grow with the rows, 0.25M to 5M events: `bench/SCALING.md` (`make bench-scaling`).", "",
            "## How to read this", "",
-           "Storages, all loaded from the same JSON Lines and queried in one Spark session:", "",
+           "Storages, all loaded from the same JSON Lines and queried in one Spark session ((g) in its own):", "",
            "- **(a) JSON strings**: Parquet with the raw JSON text; queries use `get_json_object` (scalar paths) or "
            "`from_json` with a schema pruned to the fields read (arrays).",
            "- **(b) Spark Variant**: `parse_json` into Parquet Variant, unshredded (`writeShredding.enabled=false`).",
@@ -487,8 +521,14 @@ def results_markdown(meta: dict[str, Any], results: list[harness.WorkloadResult]
            "and `varlake.spark.sql` (the planner reads perfectly shredded paths as plain struct leaves).",
            "- **(e) relational**: the same documents as typed, flattened columns and arrays of structs (the reference).",
            "- **(f) DuckDB** 2.0 (2 threads) over the files of (d) and over the files of (c), through its VARIANT type.",
+           f"- **(g) delta-spark** {v.get('delta-spark', '4.4')} (issue 31): a Delta table written and read by "
+           "delta-spark in its own Spark 4.2 process (the side virtualenv of `tools/delta_oracle.sh`, one process for the "
+           "whole run, same master and confs), with its own Variant shredding (`delta.enableVariantShredding=true`: "
+           "Spark's per-file inference) and Variant statistics (`spark.databricks.delta.variantShredding."
+           f"parseFooterForStats=true`, `spark.databricks.delta.stats.limitPerVariant={delta_peer.STATS_PER_VARIANT}`); "
+           "its loads and runs are timed inside that process, as Spark's are in this one.",
            "",
-           "(b), (c) and (d) run the *same* Variant SQL text (`v:path::type`, `variant_get(v, '$.lineitems', "
+           "(b), (c), (d) and (g) run the *same* Variant SQL text (`v:path::type`, `variant_get(v, '$.lineitems', "
            "'array<struct<...>>')`). Time is the median of the timed runs; each run uses another set of the query's "
            "literals (TPC-H substitution parameters; the JSONBench queries have none), no engine caches results, nothing "
            "is cached in memory by the benchmark, and every storage's files are warm in the OS page cache because each "
@@ -524,6 +564,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        "cache_dir": None if args.no_cache else str(args.cache_dir)}}
     spark = spark_session(args.master)
     meta["versions"] = versions(spark)
+    peer, extra = start_delta_spark(args, meta)
     results: list[harness.WorkloadResult] = []
     summaries: dict[str, Any] = {}
     charts: dict[str, str] = {}
@@ -538,7 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   + ("reused from the cache" if source.details.get("cache") == "hit"
                      else f"generated in {source.seconds:.1f} s"), flush=True)
             wl = harness.run_workload(spark, workload, source, workdir / name / "storages", runs=args.runs,
-                                      log=lambda line: print(line, flush=True))
+                                      log=lambda line: print(line, flush=True), extra=extra)
             results.append(wl)
             summaries[name] = summary(wl)
             charts[name] = f"{name}.png"
@@ -547,6 +588,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(workdir / name, ignore_errors=True)
     finally:
         spark.stop()
+        if peer is not None:
+            peer.stop()
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     meta["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -562,6 +605,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in failed:
         print(f"FAILED: {line}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def start_delta_spark(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """The one delta-spark process of the run, and the storage factory each workload gets from it
+    (a storage that fails with the reason when delta-spark cannot start; none with --no-delta-spark)."""
+    if args.no_delta_spark:
+        return None, []
+    print("starting delta-spark (its own Spark 4.2 process) ...", flush=True)
+    try:
+        peer = delta_peer.start(args.master, SPARK_CONF)
+    except harness.BenchmarkError as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else "delta-spark did not start"
+        print(f"delta-spark is left out: {reason}", flush=True)
+        return None, [lambda root: harness.Unavailable(root, delta_peer.KEY, delta_peer.LABEL, reason)]
+    meta["versions"]["delta-spark"] = f"{peer.delta_version} on spark {peer.spark_version}"
+    return peer, [peer.storage]
 
 
 def print_ratios(wl: harness.WorkloadResult, summ: dict[str, Any]) -> None:

@@ -9,6 +9,8 @@ import pytest
 
 # The MinIO server of the object-storage tests (session-scoped; skipped without the binary).
 from s3_server import s3_server  # noqa: F401
+# The Azurite (Azure Blob) server of the Azure tests (session-scoped, like MinIO).
+from azure_server import azure_server  # noqa: F401
 # The delta-spark oracle of issue 31 (session-scoped; one long-lived process per run).
 from oracles.delta_spark import delta_spark  # noqa: F401
 

@@ -107,13 +107,13 @@ def _wait_healthy(endpoint: str, proc: subprocess.Popen, log: Path, timeout: flo
     raise RuntimeError(f"MinIO did not become healthy in {timeout:.0f} s:\n{log.read_text(errors='replace')[-3000:]}")
 
 
-def stop_process(proc: subprocess.Popen) -> None:
-    """Stop a server process by its pid: SIGTERM, then SIGKILL after 15 s."""
+def stop_process(proc: subprocess.Popen, grace: float = 15.0) -> None:
+    """Stop a server process by its pid: SIGTERM, then SIGKILL after ``grace`` seconds."""
     if proc.poll() is not None:
         return
     os.kill(proc.pid, signal.SIGTERM)
     try:
-        proc.wait(timeout=15)
+        proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=15)

@@ -20,6 +20,7 @@ LEVELS = {
     "expr": 1,
     "io": 2,
     "delta": 4,
+    "hudi": 4,
     "read": 5,
     "write": 5.5,
     "table": 6,

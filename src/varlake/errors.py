@@ -155,6 +155,28 @@ class ParquetFooterError(VarlakeError):
     """A Parquet footer (thrift ``FileMetaData``) is missing, truncated or cannot be rewritten."""
 
 
+# --- Hudi merge-on-read log files (varlake.hudi.log_format, varlake.hudi.log_merge) ---------
+
+
+class HudiLogError(VarlakeError, ValueError):
+    """A Hudi log file (``.<fileId>_<instant>.log.<version>_<writeToken>``) cannot be read or merged."""
+
+
+class HudiLogFormatError(HudiLogError):
+    """Log file bytes break the Hudi log format (magic, lengths, header, block content); the
+    message names the file and the byte offset."""
+
+
+class HudiLogUnsupportedError(HudiLogError):
+    """A log file uses a Hudi feature varlake does not read (HFile or CDC blocks, Kryo delete
+    blocks, log format version 0, partial updates, custom merge modes); names the feature."""
+
+
+class HudiLogMergeError(HudiLogError):
+    """A file slice cannot be merged as asked (a key or ordering column that is missing, log
+    records whose columns do not fit the output schema)."""
+
+
 # --- Tables ------------------------------------------------------------------------
 
 
@@ -324,6 +346,25 @@ class ExportError(VarlakeError):
 class CorruptDeletionVectorError(TableError):
     """A deletion vector is malformed, missing, fails its size, magic or CRC-32 check, or
     does not match its descriptor's ``cardinality``; names the table, data file and DV."""
+
+
+class HudiError(TableError):
+    """A Hudi table (``.hoodie/``) cannot be read as asked; names the table and what."""
+
+
+class UnsupportedHudiFeatureError(HudiError, UnsupportedFeatureError):
+    """A Hudi table uses a feature varlake does not read (Lance, ORC or HFile base files,
+    bootstrap, a table version outside 6..9); names the table and the feature."""
+
+
+class CorruptHudiTimelineError(HudiError):
+    """A Hudi timeline instant or ``hoodie.properties`` cannot be parsed (bad name, bad JSON
+    or Avro commit metadata); names the file."""
+
+
+class HudiInstantNotFoundError(HudiError):
+    """A time-travel or incremental read names an instant the timeline cannot serve (before
+    the table's first commit, or not a timestamp); names the table and the instant."""
 
 
 class ColumnMappingError(TableError):

@@ -22,13 +22,14 @@ import numpy as np
 import pyarrow as pa
 
 from varlake.delta.actions import AddFile, Metadata
+from varlake.delta.constants import PROP_COMPATIBILITY
 from varlake.delta.ddl import as_struct_type
 from varlake.delta.schema import StructType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.table_log import DeltaLog
 from varlake.delta.transaction import CommitResult
 from varlake.write.diagnostics.doctor import DEFAULT_EMPTY_THRESHOLD, DEFAULT_SAMPLE
-from varlake.errors import TableError, TableNotFoundError
+from varlake.errors import TableError, TableExistsError, TableNotFoundError
 from varlake.expr import Predicate
 from varlake.io.storage import Storage
 from varlake.io.uris import storage_for
@@ -45,6 +46,7 @@ from varlake.write import (
     variant_columns,
 )
 from varlake.write.staging.formats import DeltaCore
+from varlake.write.staging.hudi_format import HudiCore, hudi_slice_merger, is_hudi_table
 from varlake.write.staging.stage import to_arrow_table
 
 __all__ = ["ENABLE_SHREDDING", "SAMPLE_ROWS", "SHREDDING_PROPERTY", "Scan", "Table", "TableLocation", "locate", "to_arrow_table"]
@@ -158,7 +160,8 @@ class Scan:
 
 
 class Table:
-    """A Delta table with Variant support at ``path`` (local filesystem by default).
+    """A Delta table with Variant support at ``path`` (local filesystem by default); a Hudi
+    table there (``.hoodie/``) is opened read-only (``write.staging.hudi_format.HudiCore``).
 
     A facade over the table's format (``core``, a ``write.staging.formats.DeltaCore``):
     snapshots, files, staging and commits go through it; ``Table`` adds scans, engines'
@@ -173,11 +176,18 @@ class Table:
         storage_options: Mapping[str, str] | None = None,
     ) -> None:
         location = locate(path, storage, storage_options)
-        self.core = DeltaCore(location.storage, location.root)
         self.storage = location.storage
         self.path = location.root
-        self.log = self.core.log
-        self.log.latest_version()  # TableNotFoundError early
+        self.core: Any = DeltaCore(location.storage, location.root)
+        self.log: Any = self.core.log
+        try:
+            self.log.latest_version()  # TableNotFoundError early
+        except TableNotFoundError:
+            if not is_hudi_table(location.storage, location.root):
+                raise
+            # a Hudi table (``.hoodie/``): read-only, merge-on-read slices merged
+            self.core = HudiCore(location.storage, location.root, merge_slice=hudi_slice_merger())
+            self.log = self.core.log
 
     def __repr__(self) -> str:
         return f"Table({self.path!r})"  # the location only: never a credential
@@ -195,13 +205,24 @@ class Table:
         storage: Storage | None = None,
         storage_options: Mapping[str, str] | None = None,
         exist_ok: bool = False,
+        compatibility: str | None = None,
     ) -> "Table":
         """Create a table (``schema`` as DDL text, an Arrow schema or a StructType).
 
         With ``delta.columnMapping.mode`` ``name`` or ``id`` in ``properties`` every field
-        gets an id and a physical name (``delta.column_mapping.assign_column_mapping``)."""
+        gets an id and a physical name (``delta.column_mapping.assign_column_mapping``).
+        ``compatibility="deltalake"`` (the table property ``varlake.compatibility``) keeps
+        the table readable by ``deltalake`` 1.6 and Polars for good: no deletion vectors
+        (DELETE/UPDATE/MERGE rewrite files), no shredding, Variant groups unannotated; a
+        later change that would break that is refused (``delta.protocol.compatibility``)."""
+        if compatibility is not None:
+            properties = {**(properties or {}), PROP_COMPATIBILITY: compatibility}
         struct = as_struct_type(schema)
         location = locate(path, storage, storage_options)
+        if is_hudi_table(location.storage, location.root):
+            if not exist_ok:
+                raise TableExistsError(f"{os.fspath(path)}: a Hudi table is there (.hoodie/); varlake reads it, read-only")
+            return cls(location.root, storage=location.storage)
         DeltaCore.create(
             location.storage, location.root, struct, partition_by, properties, exist_ok=exist_ok, where=os.fspath(path)
         )

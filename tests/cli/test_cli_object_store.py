@@ -89,3 +89,28 @@ def test_ingest_and_query_an_s3_table_through_spark(s3_spark, s3_server, tmp_pat
     assert Table(uri, storage_options=s3_server.options()).scan().to_arrow().num_rows == 20
     assert s3_server.secret_key not in ingested.output + queried.output
     assert [p.name for p in tmp_path.iterdir()] == ["events.jsonl"]
+
+
+def test_table_commands_on_azure_from_the_environment(azure_server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    uri = azure_server.uri()
+    table = Table.create(uri, "id bigint, v variant", storage_options=azure_server.options())
+    table.append([{"id": i, "v": {"a": i}} for i in range(4)])
+    for key, value in azure_server.options().items():
+        if not key.startswith("varlake."):
+            monkeypatch.setenv(key, value)
+    described = _run("describe", uri, "--format", "json")
+    assert described.exit_code == 0, described.output
+    assert json.loads(described.stdout)["rows"] == 4
+    table.delete("id < 2")
+    optimized = _run("optimize", uri, "--format", "json")
+    assert optimized.exit_code == 0, optimized.output
+    history = _run("history", uri, "--format", "json")
+    assert [e["version"] for e in json.loads(history.stdout)] == [3, 2, 1, 0]
+    assert Table(uri, storage_options=azure_server.options()).scan().to_arrow().num_rows == 2
+    wrong = "d3Jvbmcta2V5LTAxMjM0NTY3ODk="
+    denied = _run("history", uri, "--storage-option", f"AZURE_STORAGE_ACCOUNT_KEY={wrong}")
+    assert denied.exit_code == 1 and uri in denied.output
+    for text in (described.output, optimized.output, history.output, denied.output):
+        assert azure_server.key not in text and wrong not in text
+    assert list(tmp_path.iterdir()) == []

@@ -105,3 +105,24 @@ def test_gap_in_commits_is_a_missing_commit(tmp_path: Path) -> None:
     with pytest.raises(MissingCommitError, match=r"00000000000000000002.json: commit for version 2 is missing"):
         DeltaLog(LocalStorage(), str(root)).snapshot()
     assert sorted(f.path for f in DeltaLog(LocalStorage(), str(root)).snapshot(1).files) == ["a"]
+
+
+def test_operation_parameters_are_written_as_delta_spark_reads_them(tmp_path):
+    """delta-spark reads ``operationParameters`` as a map of strings: a list or an object value
+    is written as its JSON text (else its DESCRIBE HISTORY fails on the table), scalars stay."""
+    import json
+
+    from varlake import Table
+
+    table = Table.create(str(tmp_path / "t"), "id bigint", properties={"delta.appendOnly": "false"})
+    table.append([{"id": 1}])
+    infos = [
+        json.loads(line)["commitInfo"]
+        for f in sorted((tmp_path / "t" / "_delta_log").glob("*.json"))
+        for line in f.read_text().splitlines()
+        if '"commitInfo"' in line
+    ]
+    assert infos[0]["operationParameters"]["partitionBy"] == "[]"
+    assert json.loads(infos[0]["operationParameters"]["properties"])["delta.appendOnly"] == "false"
+    assert infos[1]["operationParameters"] == {"mode": "Append", "partitionBy": "[]"}
+    assert table.history()[0].operation_parameters["partitionBy"] == "[]"

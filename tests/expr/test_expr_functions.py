@@ -99,3 +99,22 @@ def test_parse_term_and_text():
     term = parse_term("abs(a - 1)")
     assert isinstance(term, Call) and term.name == "abs"
     assert str(bound("s LIKE 'a!%' ESCAPE '!'")) == "((s LIKE 'a!%' ESCAPE '!') = TRUE)"
+
+
+def test_variant_get_of_numbers_as_double_is_proven_safe():
+    """Decimal, integer or float bounds of a path prove ``v:p::double`` cannot raise (delta-spark
+    shreds JSON fractions as decimals, read as doubles); a string bound proves nothing."""
+    from varlake.expr.stats import VariantBound
+    from varlake.expr.types import TypeFamily
+
+    [(_, proof)] = cast_proofs(bind(parse_predicate("v:c.d::double < 2.0"), {("v",): "variant"}))
+    key = (("v",), "$['c']['d']")
+
+    def stats(low, high):
+        return FileStats(num_records=3, variant_min={key: low}, variant_max={key: high})
+
+    exact = VariantBound(Decimal("15.25"), TypeFamily.EXACT_NUMERIC)
+    assert proof(stats(exact, VariantBound(17.5, TypeFamily.DOUBLE)))
+    assert proof(stats(VariantBound(3, TypeFamily.EXACT_NUMERIC), exact))
+    assert not proof(stats(VariantBound("1", TypeFamily.STRING), VariantBound("9", TypeFamily.STRING)))
+    assert not proof(FileStats(num_records=3, variant_min={key: exact}))

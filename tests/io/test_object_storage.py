@@ -4,6 +4,7 @@ lost create; named errors that never show the secret."""
 
 from __future__ import annotations
 
+import base64
 import io
 import multiprocessing
 import time
@@ -32,7 +33,7 @@ from varlake.io.uris import storage_for
 from s3_server import free_port
 
 
-@pytest.fixture(params=["local", "memory", "s3"])
+@pytest.fixture(params=["local", "memory", "s3", "azure"])
 def place(request, tmp_path):
     """(storage, root, uri, options) of a fresh table location on each kind of store."""
     if request.param == "local":
@@ -42,8 +43,12 @@ def place(request, tmp_path):
         uri = f"memory://m-{uuid.uuid4().hex[:8]}/t"
         storage, root = storage_for(uri)
         return storage, root, uri, None
-    server = request.getfixturevalue("s3_server")
-    uri = server.uri().replace("s3://", "s3a://")  # s3a:// is the same place
+    if request.param == "azure":
+        server = request.getfixturevalue("azure_server")
+        uri = server.uri()
+    else:
+        server = request.getfixturevalue("s3_server")
+        uri = server.uri().replace("s3://", "s3a://")  # s3a:// is the same place
     storage, root = storage_for(uri, server.options())
     return storage, root, uri, server.options()
 
@@ -106,7 +111,7 @@ def test_locations(place):
     assert location.endswith("/a/b.parquet")
     assert storage.location_inside(root, f"{root}/a/b.parquet") == location
     if isinstance(storage, ObjectStorage):
-        assert location.startswith(("s3://", "memory://")) and "s3a://" not in location
+        assert location.startswith(("s3://", "memory://", "az://")) and "s3a://" not in location
         again, again_root = storage_for(uri.replace("s3a://", "s3://"), options)
         assert again_root == root and again.location(f"{again_root}/x") == storage.location(f"{root}/x")
         with pytest.raises(UnsafePathError):
@@ -211,11 +216,11 @@ class _LostAnswer(ObjectStorage):
 def _object_place(kind: str, request) -> tuple[str, dict | None]:
     if kind == "memory":
         return f"memory://m-{uuid.uuid4().hex[:8]}/t", None
-    server = request.getfixturevalue("s3_server")
+    server = request.getfixturevalue("azure_server" if kind == "azure" else "s3_server")
     return server.uri(), server.options()
 
 
-@pytest.mark.parametrize("kind", ["memory", "s3"])
+@pytest.mark.parametrize("kind", ["memory", "s3", "azure"])
 def test_put_if_absent_is_checked(kind, request):
     uri, options = _object_place(kind, request)
     storage, root = storage_for(uri, options)
@@ -231,7 +236,7 @@ def test_put_if_absent_is_checked(kind, request):
     assert not single.exists(f"{root}/_delta_log/.probe")
 
 
-@pytest.mark.parametrize("kind", ["memory", "s3"])
+@pytest.mark.parametrize("kind", ["memory", "s3", "azure"])
 @pytest.mark.parametrize(("landed", "expected"), [("ours", True), ("theirs", False), ("nothing", True)])
 def test_unknown_outcome_of_a_lost_create(kind, landed, expected, request):
     uri, options = _object_place(kind, request)
@@ -313,6 +318,20 @@ def test_missing_bucket(s3_server):
     _assert_quick_named(
         StorageBucketNotFoundError, lambda: storage.write_if_absent(f"{root}/_delta_log/0.json", b"{}"), s3_server.secret_key
     )
+
+
+def test_wrong_key_and_missing_container_on_azure(azure_server):
+    secret = base64.b64encode(uuid.uuid4().bytes * 4).decode()
+    uri = azure_server.uri()
+    storage, root = storage_for(uri, azure_server.options(AZURE_STORAGE_ACCOUNT_KEY=secret))
+    assert secret not in repr(storage) and azure_server.key not in repr(storage)
+    err = _assert_quick_named(StorageAccessError, lambda: storage.read(f"{root}/x"), secret)
+    assert uri in str(err)
+    _assert_quick_named(StorageAccessError, lambda: storage.write_if_absent(f"{root}/_delta_log/0.json", b"{}"), secret)
+    missing = f"az://no-such-container-{uuid.uuid4().hex[:8]}/t"
+    storage, root = storage_for(missing, azure_server.options())
+    err = _assert_quick_named(StorageBucketNotFoundError, lambda: storage.list(f"{root}/_delta_log"), azure_server.key)
+    assert "no-such-container" in str(err)
 
 
 def test_unreachable_endpoint():
@@ -403,12 +422,12 @@ def _committer(uri: str, options, writer: int, commits: int, start: float, queue
     queue.put((writer, mine))
 
 
-@pytest.mark.parametrize("kind", ["local", "s3"])
+@pytest.mark.parametrize("kind", ["local", "s3", "azure"])
 def test_racing_committers_land_every_commit_once(kind, request, tmp_path):
     if kind == "local":
         uri, options = str(tmp_path / "t"), None
     else:
-        uri, options = _object_place("s3", request)
+        uri, options = _object_place(kind, request)
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     start = time.time() + 3.0

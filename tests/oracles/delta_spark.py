@@ -135,11 +135,25 @@ def plain(value):
     return value
 
 
-def start(python: Path) -> DeltaSpark:
+def s3a_jars() -> list[str]:
+    """Hadoop's S3A connector (``tools/s3a.sh``: hadoop-aws and the AWS SDK, for the Hadoop
+    3.5 that PySpark 4.2 and 4.3 both carry), so the oracle reaches ``s3a://`` tables; none
+    when it is not fetched. Spark's own cloud-committer jar is left out: Delta needs none."""
+    folder = CACHE / "jars" / "s3a"
+    if not folder.is_dir():
+        return []
+    return sorted(str(p) for p in folder.glob("*.jar") if not p.name.startswith("spark-hadoop-cloud"))
+
+
+def start(python: Path, settings: dict[str, str] | None = None) -> DeltaSpark:
+    """Start the oracle process; ``settings`` are extra environment variables of the server
+    (``DELTA_ORACLE_CONF``: Spark confs, one ``key=value`` a line; ``DELTA_ORACLE_MEMORY``)."""
     work = Path(tempfile.mkdtemp(prefix="varlake-delta-oracle-"))
     log = work / "oracle.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_", "PYTHONPATH"))}
     env["PYSPARK_PYTHON"] = str(python)
+    env["DELTA_ORACLE_EXTRA_JARS"] = ",".join(s3a_jars())
+    env.update(settings or {})
     with log.open("wb") as err:
         process = subprocess.Popen(
             [str(python), str(SERVER), str(ORACLE / "jars"), str(work / "warehouse")],
@@ -163,6 +177,16 @@ def start(python: Path) -> DeltaSpark:
     return DeltaSpark(process, log, hello["spark"], threading.Lock())
 
 
+def stop(oracle: DeltaSpark) -> None:
+    """Let the server stop its SparkSession and exit; stopped by its pid if it does not."""
+    try:
+        oracle.process.stdin.close()
+        oracle.process.wait(timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    stop_process(oracle.process)
+
+
 @pytest.fixture(scope="session")
 def delta_spark():
     """One delta-spark process for the whole test run, stopped by its pid at the end."""
@@ -170,9 +194,4 @@ def delta_spark():
     try:
         yield oracle
     finally:
-        try:
-            oracle.process.stdin.close()  # the server stops its SparkSession and exits
-            oracle.process.wait(timeout=60)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        stop_process(oracle.process)
+        stop(oracle)

@@ -1,7 +1,8 @@
 """The delta-spark oracle's process: run by the side virtualenv's Python (PySpark 4.2.0 and
 delta-spark 4.4.0, built by ``tools/delta_oracle.sh``), never by varlake's.
 
-It imports nothing of varlake. It starts one local SparkSession with Delta's extension and answers
+It imports nothing of varlake. It starts one local SparkSession with Delta's extension (and, when
+``DELTA_ORACLE_EXTRA_JARS`` names them, Hadoop's S3A jars on ``spark.jars``) and answers
 JSON requests, one per line on stdin, with one JSON line on stdout (Spark's own output goes to
 stderr):
 
@@ -31,7 +32,9 @@ import traceback
 def _session(jars_dir: str, warehouse: str):
     from pyspark.sql import SparkSession
 
-    jars = ",".join(sorted(glob.glob(os.path.join(jars_dir, "*.jar"))))
+    jars = sorted(glob.glob(os.path.join(jars_dir, "*.jar")))
+    jars += [j for j in os.environ.get("DELTA_ORACLE_EXTRA_JARS", "").split(",") if j]  # S3A, when fetched
+    jars = ",".join(jars)
     builder = (
         SparkSession.builder.master(os.environ.get("DELTA_ORACLE_MASTER", "local[2]"))
         .appName("delta-spark-oracle")

@@ -133,3 +133,23 @@ def test_a_scan_given_a_snapshot_plans_it_without_listing_the_log(tmp_path: Path
     plan = table.scan("id > 0", snapshot=held).plan()
     assert plan.version == held.version and len(plan.tasks) == 1
     assert table.scan(snapshot=held).to_arrow().column("id").to_pylist() == [1, 2]
+
+
+def test_bounds_decoded_group_by_group_equal_bounds_decoded_at_once(tmp_path: Path) -> None:
+    from varlake.read.file_index import file_index
+
+    spec = [(("a", "b", None)[i % 3], i, i + 4, 1, i % 5) for i in range(30)]
+    table = _table(tmp_path / "t", spec)
+    held = table.snapshot()
+    wheres = ["part = 'a' AND id > 12", "part = 'b' AND id < 9", "part IS NULL AND id >= 20", "id > 12", "x < 2"]
+    for where in wheres:  # each plan decodes the bounds of the files its partitions keep
+        fresh = Table(str(tmp_path / "t")).snapshot()  # decodes every file's bounds at once
+        once = plan_scan(fresh, table.log.root_location, where.split(" AND ")[-1])
+        assert once.total_files == 30
+        got = plan_scan(held, table.log.root_location, where)
+        expected = plan_scan(fresh, table.log.root_location, where)
+        assert [t.add.path for t in got.tasks] == [t.add.path for t in expected.tasks], where
+        assert [t.add.path for t in got.skipped_by_stats] == [t.add.path for t in expected.skipped_by_stats], where
+    bounds = file_index(held, table.log.root_location).bounds(("id",))
+    assert bounds.decoded.all()
+    assert bounds.lo.tolist() == list(range(30)) and bounds.hi.tolist() == [i + 4 for i in range(30)]

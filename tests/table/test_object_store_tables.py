@@ -23,17 +23,17 @@ def _root(kind: str, request, tmp_path) -> tuple[str, dict | None]:
         return str(tmp_path / "t"), None
     if kind == "memory":
         return f"memory://m-{uuid.uuid4().hex[:8]}/t", None
-    server = request.getfixturevalue("s3_server")
+    server = request.getfixturevalue("azure_server" if kind == "azure" else "s3_server")
     return server.uri(), server.options()
 
 
-@pytest.fixture(params=["local", "memory", "s3"])
+@pytest.fixture(params=["local", "memory", "s3", "azure"])
 def table_root(request, tmp_path):
     """(uri, storage_options) of a fresh table root on each kind of store."""
     return _root(request.param, request, tmp_path)
 
 
-@pytest.fixture(params=["memory", "s3"])
+@pytest.fixture(params=["memory", "s3", "azure"])
 def object_root(request, tmp_path):
     """(uri, storage_options) of a fresh table root on an object store."""
     return _root(request.param, request, tmp_path)

@@ -9,6 +9,7 @@ import typer
 from varlake.cli.base import CONF, FORMAT, MASTER, REMOTE, STORAGE_OPTION, VERBOSE, Format, app, errors, pairs, storage_options
 from varlake.cli.output import output_for
 from varlake.cli.session import progress, spark_session
+from varlake.delta.constants import PROP_COMPATIBILITY
 
 __all__ = ["ingest", "ingest_summary"]
 
@@ -19,6 +20,10 @@ def ingest(
     column: list[str] = typer.Option([], "--column", "-c", help="Extracted column NAME=$.path::type or NAME=<SQL over doc> (repeatable)."),
     partition_by: list[str] = typer.Option([], "--partition-by", "-p", help="Partition by these extracted columns."),
     shredding: str = typer.Option("auto", "--shredding", help="auto, off, or a shredding schema as Spark DDL."),
+    compatibility: Optional[str] = typer.Option(
+        None, "--compatibility",
+        help="A new table (and quarantine) other readers read: 'deltalake' (deltalake, Polars: no deletion vectors, no shredding).",
+    ),
     quarantine: Optional[str] = typer.Option(None, "--quarantine", help="Quarantine table path (default TABLE_quarantine)."),
     doc_column: str = typer.Option("doc", "--doc-column", help="Name of the Variant column."),
     multiline: bool = typer.Option(False, "--multiline", help="Each file holds one JSON value (not JSON Lines)."),
@@ -49,6 +54,9 @@ def ingest(
         *inputs, table = paths
         columns = pairs(column, "--column")
         options = storage_options(storage_option)
+        properties = {PROP_COMPATIBILITY: compatibility} if compatibility else None
+        if properties and stream:
+            raise ValueError("--compatibility creates a table in a batch ingest; not with --stream")
         if stream:
             from varlake.spark.writing.stream import ingest_stream, run_to_end
 
@@ -67,7 +75,7 @@ def ingest(
             result = ingest_json(
                 spark, inputs, table, columns, partition_by, shredding, quarantine,
                 doc_column=doc_column, multiline=multiline, mode=mode, progress=phase, incremental=incremental,
-                storage_options=options,
+                storage_options=options, properties=properties,
             )
         out.document(ingest_summary(result))
         if not result.consistent:

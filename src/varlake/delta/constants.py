@@ -125,6 +125,8 @@ PROP_ICT_ENABLEMENT_TIMESTAMP: Final = "delta.inCommitTimestampEnablementTimesta
 PROP_ENABLE_ICEBERG_V1: Final = "delta.enableIcebergCompatV1"
 PROP_ENABLE_ICEBERG_V2: Final = "delta.enableIcebergCompatV2"
 PROP_CONSTRAINT_PREFIX: Final = "delta.constraints."
+#: varlake's own: which other readers the table stays readable by (``delta.protocol.compatibility``).
+PROP_COMPATIBILITY: Final = "varlake.compatibility"
 
 DEFAULT_CHECKPOINT_INTERVAL: Final = 10
 DEFAULT_DELETED_FILE_RETENTION_HOURS: Final = 168.0

@@ -104,7 +104,8 @@ def load_json(
 def _decode(text: str, kwargs: dict[str, Any]) -> Any:
     value = json.loads(text, **kwargs)
     if _SURROGATE.search(text):  # only then can a decoded string hold a lone surrogate
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        # (``default=str``: numbers decoded as ``Decimal`` hold no string to check)
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
     return value
 
 

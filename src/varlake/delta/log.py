@@ -29,6 +29,7 @@ from varlake.delta.actions import (
     Txn,
 )
 from varlake.delta.checkpoint_v2 import UUID_CHECKPOINT, is_uuid_checkpoint, read_top_level, sidecar_tables
+from varlake.delta.commit_columns import ColumnarCommit, columnar_commit
 from varlake.delta.commit_file import parse_commit_lines
 from varlake.delta.file_table import ADD_SCHEMA, REMOVE_SCHEMA, conform_struct
 from varlake.delta.paths import check_path_column, relative_data_path
@@ -190,10 +191,29 @@ def build_segment(
 
 def read_commit(storage: Storage, info: FileInfo, root_location: str) -> list[Action]:
     """The actions of one commit file, with every file path checked against the root."""
+    return _checked_actions(_read(storage, info), info, root_location)
+
+
+def read_commit_for_replay(storage: Storage, info: FileInfo, root_location: str) -> list[Action] | ColumnarCommit:
+    """``read_commit``, or the same actions with a big commit's plain adds decoded column-wise
+    (``commit_columns``: the form ``replay`` takes too)."""
+    data = _read(storage, info)
     try:
-        data = storage.read(info.path)
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = None  # parse_commit_lines names the error
+    columnar = columnar_commit(lines, info.path, root_location) if lines is not None else None
+    return columnar if columnar is not None else _checked_actions(data, info, root_location)
+
+
+def _read(storage: Storage, info: FileInfo) -> bytes:
+    try:
+        return storage.read(info.path)
     except StorageFileNotFoundError as exc:
         raise MissingCommitError("commit file disappeared while reading", info.path) from exc
+
+
+def _checked_actions(data: bytes, info: FileInfo, root_location: str) -> list[Action]:
     actions = parse_commit_lines(data, info.path)
     for lineno, action in actions:
         if isinstance(action, (AddFile, RemoveFile)):

@@ -18,7 +18,15 @@ from varlake.delta.checkpoint import write_checkpoint
 from varlake.delta.commit_file import parse_commit
 from varlake.delta.history import ict_start_version, read_commit_info
 from varlake.delta.last_checkpoint import read_last_checkpoint
-from varlake.delta.log import LogListing, build_segment, commit_name, list_log, read_checkpoint, read_commit
+from varlake.delta.log import (
+    LogListing,
+    build_segment,
+    commit_name,
+    list_log,
+    read_checkpoint,
+    read_commit,
+    read_commit_for_replay,
+)
 from varlake.delta.protocol import check_readable, check_writable
 from varlake.delta.replay import TableState, replay, state_from_checkpoint
 from varlake.delta.snapshot import Snapshot
@@ -40,6 +48,9 @@ class LogStore:
         self.root_location = storage.location(self.root)
         self._latest: Snapshot | None = None
         self._latest_file: FileInfo | None = None
+        #: the listing ``latest_version`` made while no snapshot was cached: the next
+        #: ``snapshot`` lists only from its newest version on, without ``_last_checkpoint``
+        self._opened: LogListing | None = None
 
     def __repr__(self) -> str:
         return f"LogStore({self.storage!r}, {self.root!r})"
@@ -63,8 +74,31 @@ class LogStore:
         return self.listing()
 
     def latest_version(self) -> int | None:
-        """The newest committed version, ``None`` if there is no log."""
-        return self._listing_for(None).latest_version
+        """The newest committed version, ``None`` if there is no log.
+
+        While no snapshot is cached, the listing is kept for the next ``snapshot``: opening a
+        table and then loading it reads ``_last_checkpoint`` once, and the load lists only the
+        versions from the one found here on (to see commits made since)."""
+        listing = self._listing_for(None)
+        if self._latest is None and listing.latest_version is not None:
+            self._opened = listing
+        return listing.latest_version
+
+    def _since_opened(self, version: int | None) -> LogListing | None:
+        """The listing kept by ``latest_version`` brought up to date by listing from its newest
+        version on; ``None`` when it does not serve ``version`` or the log changed under it."""
+        opened, self._opened = self._opened, None
+        if opened is None or opened.latest_version is None:
+            return None
+        if not opened.complete and version is not None and version < min(opened.checkpoints, default=version + 1):
+            return None  # an older version than the hinted checkpoint: list everything
+        start = opened.latest_version
+        newer = self.listing(from_version=start)
+        if newer.latest_version is None or not _same_file(newer.commits.get(start), opened.commits.get(start)):
+            return None  # emptied or rewritten since: start afresh
+        return LogListing(
+            {**opened.commits, **newer.commits}, {**opened.checkpoints, **newer.checkpoints}, opened.complete
+        )
 
     def write_commit(self, version: int, data: bytes) -> bool:
         """Put-if-absent the commit file of ``version``; ``False`` if it exists. Before a
@@ -117,6 +151,8 @@ class LogStore:
                 cached, listing = None, None  # the log changed under us: start afresh
             else:
                 self._latest_file = listed  # now with the store's own mtime
+        if listing is None and cached is None:
+            listing = self._since_opened(version)
         if listing is None:
             listing = self._listing_for(version)
         known = cached.version if cached is not None else None
@@ -129,7 +165,7 @@ class LogStore:
             base = state_from_checkpoint(read_checkpoint(self.storage, segment.checkpoint, self.root_location))
         else:
             base = None
-        commits = [(v, read_commit(self.storage, info, self.root_location)) for v, info in segment.commits]
+        commits = [(v, read_commit_for_replay(self.storage, info, self.root_location)) for v, info in segment.commits]
         state = replay(base, commits, self.log_dir)
         snap = self._make_snapshot(state, listing.commits.get(state.version))
         if version is None or (self._latest is None or snap.version >= self._latest.version):
@@ -167,7 +203,7 @@ class LogStore:
 
     def _remember(self, snap: Snapshot, commit_file: FileInfo | None) -> None:
         if commit_file is not None:
-            self._latest, self._latest_file = snap, commit_file
+            self._latest, self._latest_file, self._opened = snap, commit_file, None
 
     def _timestamp_of(self, state: TableState, commit_file: FileInfo | None) -> int:
         ict_from = ict_start_version(state.metadata)

@@ -15,6 +15,7 @@ import posixpath
 import re
 from urllib.parse import unquote, urlsplit
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,7 +23,7 @@ from varlake.delta.constants import LOG_DIR
 from varlake.errors import UnsafePathError, UnsupportedStorageError
 from varlake.io.locations import parse_uri
 
-__all__ = ["check_path_column", "relative_data_path"]
+__all__ = ["check_path_column", "plain_paths", "relative_data_path"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
@@ -99,3 +100,17 @@ def check_path_column(paths: pa.Array | pa.ChunkedArray, root_location: str, whe
     flagged = pc.filter(paths, suspicious)
     for p in flagged.to_pylist():
         relative_data_path(p, root_location, where)
+
+
+def plain_paths(paths: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Which logged paths ``relative_data_path`` returns unchanged, for any root: no ``%``,
+    ``:``, ``\\``, NUL, empty or ``.`` segment, not absolute, not under ``_delta_log``
+    (some such paths are reported as not plain too; nulls are not plain)."""
+    odd = pc.starts_with(paths, "/")
+    for piece in ("%", ":", "\\", "\x00", "//", "/.", ".."):
+        odd = pc.or_(odd, pc.match_substring(paths, piece))
+    for start in (".", LOG_DIR):
+        odd = pc.or_(odd, pc.starts_with(paths, start))
+    odd = pc.or_(odd, pc.ends_with(paths, "/"))
+    odd = pc.or_(odd, pc.equal(pc.utf8_length(paths), 0))
+    return ~np.asarray(pc.fill_null(odd, True).to_numpy(zero_copy_only=False), dtype=bool)

@@ -13,11 +13,20 @@ every property- or column-driven feature (``_needed_features``: column mapping, 
 vectors, type widening, CHECK constraints, invariants, change data feed, row tracking,
 append-only, Variant, timestamp_ntz, in-commit timestamps), the smallest legacy version
 when one suffices (as Delta picks), table features otherwise.
+
+It also owns ``varlake.compatibility`` (``compatibility``): a table created with
+``varlake.compatibility=deltalake`` starts with the properties other readers need
+(``compatibility_properties``: no deletion vectors, so DELETE/UPDATE/MERGE rewrite files;
+no Variant shredding) and ``validate_metadata`` refuses every later protocol or
+property change that would give it a reader feature outside
+``COMPATIBILITY_READER_FEATURES`` -- whichever writer (Python, Spark, DML, OPTIMIZE)
+commits it. The Parquet side (Variant groups written without the ``VARIANT`` annotation,
+which Polars cannot parse) is ``annotates_variant``.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from varlake.delta import config
 from varlake.delta import constants as C
@@ -35,11 +44,21 @@ from varlake.delta.schema import (
 )
 from varlake.delta.column_mapping import check_assigned, mapping_mode, requested_mode
 from varlake.delta.type_widening import TYPE_CHANGES_KEY, validate_type_changes
-from varlake.errors import ColumnMappingError, InvalidCommitError, PartitionValueError, UnsupportedFeatureError
+from varlake.errors import (
+    ColumnMappingError,
+    InvalidCommitError,
+    InvalidTablePropertyError,
+    PartitionValueError,
+    UnsupportedFeatureError,
+)
 from varlake.semantics import partition_values
 
 __all__ = [
+    "COMPATIBILITY_READER_FEATURES",
+    "annotates_variant",
     "check_readable",
+    "compatibility",
+    "compatibility_properties",
     "check_writable",
     "legacy_writer_features",
     "required_protocol",
@@ -93,6 +112,77 @@ WRITER_ONLY = frozenset(
 WRITER_SUPPORTED = READER_SUPPORTED | frozenset(
     {C.APPEND_ONLY, C.CHANGE_DATA_FEED, C.DOMAIN_METADATA_FEATURE, C.IN_COMMIT_TIMESTAMP, C.CLUSTERING}
 ) | {C.INVARIANTS, C.CHECK_CONSTRAINTS}  # every written row is checked (varlake.write.staging.constraints)
+
+
+#: ``varlake.compatibility`` values -> the reader table features those readers read, as
+#: probed (tests/table/test_reader_compatibility.py): ``deltalake`` 1.6's
+#: ``DeltaTable.to_pyarrow_table`` reads reader version 3 only with ``timestampNtz`` and
+#: ``variantType``; it refuses ``deletionVectors`` (Polars 1.44 reads them), both refuse
+#: ``variantShredding`` and ``typeWidening``, and both read a column-mapped table (name or
+#: id mode, reader version 2) as all nulls -- a wrong answer, so it is refused too.
+COMPATIBILITY_READER_FEATURES: dict[str, frozenset[str]] = {
+    "deltalake": frozenset({C.TIMESTAMP_NTZ, C.VARIANT_TYPE}),
+}
+
+#: What a new table of each compatibility starts with (a property the caller sets wins,
+#: and is then checked like any other).
+_COMPATIBILITY_DEFAULTS: dict[str, dict[str, str]] = {
+    "deltalake": {C.PROP_ENABLE_DELETION_VECTORS: "false", C.PROP_ENABLE_VARIANT_SHREDDING: "false"},
+}
+
+#: The property that brings in each reader feature (for the refusal's message).
+_FEATURE_PROPERTY = {  # (columnMapping: delta.columnMapping.mode, named in its own message)
+    C.DELETION_VECTORS: C.PROP_ENABLE_DELETION_VECTORS,
+    C.VARIANT_SHREDDING: C.PROP_ENABLE_VARIANT_SHREDDING,
+    C.TYPE_WIDENING: PROP_ENABLE_TYPE_WIDENING,
+}
+
+
+def compatibility(cfg: Mapping[str, str]) -> str | None:
+    """The table's ``varlake.compatibility`` (``None``: none); an unknown value raises
+    ``InvalidTablePropertyError``."""
+    value = cfg.get(C.PROP_COMPATIBILITY)
+    if value is None or value.strip() == "":
+        return None
+    name = value.strip().lower()
+    if name not in COMPATIBILITY_READER_FEATURES:
+        known = ", ".join(sorted(COMPATIBILITY_READER_FEATURES))
+        raise InvalidTablePropertyError(f"table property {C.PROP_COMPATIBILITY}={value!r} must be one of: {known}")
+    return name
+
+
+def compatibility_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """``properties`` of a new table with its compatibility's defaults filled in (the same
+    properties when it has none)."""
+    out = dict(properties)
+    name = compatibility(out)
+    for key, value in _COMPATIBILITY_DEFAULTS.get(name or "", {}).items():
+        out.setdefault(key, value)
+    return out
+
+
+def annotates_variant(cfg: Mapping[str, str]) -> bool:
+    """Whether new data files mark Variant groups with Parquet's ``VARIANT`` logical type:
+    not on a compatibility table (Polars 1.44 fails on the annotation: "LogicalType union
+    has no variant set"; unannotated, it and deltalake read a Variant as
+    ``struct<metadata: binary, value: binary>``, and varlake still reads it as a Variant)."""
+    return compatibility(cfg) is None
+
+
+def _check_compatibility(reader: set[str], protocol: Protocol, cfg: dict[str, str], where: str) -> None:
+    name = compatibility(cfg)
+    if name is None:
+        return
+    declared = {C.canonical_feature(f) for f in _reader_features(protocol)}
+    for feature in sorted((reader | declared) - COMPATIBILITY_READER_FEATURES[name]):
+        prop = _FEATURE_PROPERTY.get(feature)
+        cause = f" (set by {prop}=true)" if prop and config.is_true(cfg, prop) else ""
+        if feature == C.COLUMN_MAPPING:
+            cause = " (they read a column-mapped table's columns as nulls)"
+        raise InvalidTablePropertyError(
+            f"{where}: the table has {C.PROP_COMPATIBILITY}={name}, whose readers cannot read "
+            f"reader table feature {feature}{cause}"
+        )
 
 
 def legacy_writer_features(writer_version: int) -> frozenset[str]:
@@ -279,6 +369,7 @@ def validate_metadata(metadata: Metadata, protocol: Protocol, where: str = "meta
     except PartitionValueError as exc:
         raise InvalidCommitError(str(exc)) from None
     reader, writer = _needed_features(schema, dict(metadata.configuration))
+    _check_compatibility(reader, protocol, dict(metadata.configuration), where)
     have_reader, have_writer = _reader_features(protocol), _writer_features(protocol)
     for feature in sorted(reader):
         if feature not in have_reader or feature not in have_writer:

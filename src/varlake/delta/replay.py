@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from varlake.delta.actions import (
@@ -33,6 +34,7 @@ from varlake.delta.file_table import (
     encode_key,
     removes_to_table,
 )
+from varlake.delta.commit_columns import ColumnarCommit
 from varlake.delta.log import CheckpointState
 from varlake.errors import CorruptLogError
 
@@ -67,10 +69,14 @@ def state_from_checkpoint(ckpt: CheckpointState) -> TableState:
 
 def replay(
     base: TableState | None,
-    commits: Sequence[tuple[int, Sequence[Action]]],
+    commits: Sequence[tuple[int, Sequence[Action] | ColumnarCommit]],
     where: str = "_delta_log",
 ) -> TableState:
-    """Apply ``commits`` (ascending, contiguous after ``base``) on top of ``base``."""
+    """Apply ``commits`` (ascending, contiguous after ``base``) on top of ``base``.
+
+    A commit may come as a ``commit_columns.ColumnarCommit``: its Arrow-decoded adds are
+    reconciled by key like the others (a marker ``commit << _ROW | row`` in place of the ``AddFile``),
+    and taken into the result as Arrow rows, in the order the ``AddFile``s would have had."""
     if not commits:
         if base is None:
             raise CorruptLogError("no checkpoint and no commits to replay", where)
@@ -80,7 +86,8 @@ def replay(
     metadata = base.metadata if base else None
     txns = dict(base.txns) if base else {}
     domains = dict(base.domains) if base else {}
-    live: dict[str, AddFile] = {}
+    live: dict[str, AddFile | int] = {}
+    columnar: list[pa.Table] = []
     dead: dict[str, RemoveFile] = {}
     commit_info: CommitInfo | None = None
     last_version = commits[-1][0]
@@ -88,9 +95,24 @@ def replay(
         if version != expected:
             raise CorruptLogError(f"replay expected version {expected} but got {version}", where)
         expected += 1
-        for action in actions:
+        if isinstance(actions, ColumnarCommit):
+            columnar.append(actions.adds)
+            table_no, paths = len(columnar) - 1, actions.paths
+            items: Sequence[Action | range] = actions.items
+        else:
+            items = actions
+        for action in items:
             kind = type(action)
-            if kind is AddFile:
+            if kind is range:  # Arrow-decoded adds (no deletion vector: a key is a path)
+                keys = paths[action.start : action.stop]  # type: ignore[union-attr]
+                # markers are ints (``_ROW``), not tuples: 10,000s of new tuples would wake the
+                # garbage collector's full sweeps
+                start = (table_no << _ROW) + action.start  # type: ignore[union-attr]
+                live.update(zip(keys, range(start, start + len(keys))))  # type: ignore[arg-type]
+                if dead:
+                    for key in keys:
+                        dead.pop(key, None)
+            elif kind is AddFile:
                 key = encode_key(*action.key)
                 live[key] = action
                 dead.pop(key, None)
@@ -118,7 +140,7 @@ def replay(
     touched = set(live) | set(dead)
     base_adds = drop_keys(base.adds, touched) if base else ADD_SCHEMA.empty_table()
     base_removes = drop_keys(base.removes, touched) if base else REMOVE_SCHEMA.empty_table()
-    adds = pa.concat_tables([base_adds, adds_to_table(list(live.values()))]) if live else base_adds
+    adds = pa.concat_tables([base_adds, *_live_tables(list(live.values()), columnar)]) if live else base_adds
     removes = pa.concat_tables([base_removes, removes_to_table(list(dead.values()))]) if dead else base_removes
     return TableState(
         version=last_version,
@@ -130,3 +152,34 @@ def replay(
         domains=domains,
         commit_info=commit_info,
     )
+
+
+def _live_tables(live: list[AddFile | int], columnar: list[pa.Table]) -> list[pa.Table]:
+    """The live adds as ``ADD_SCHEMA`` tables, in order: runs of ``AddFile``s converted, runs
+    of Arrow rows (markers ``commit << _ROW | row``) taken from their commit's table."""
+    if not columnar:
+        return [adds_to_table(live)]  # type: ignore[arg-type]
+    out: list[pa.Table] = []
+    i, n = 0, len(live)
+    mask = (1 << _ROW) - 1
+    while i < n:
+        first = live[i]
+        j = i + 1
+        if type(first) is int:
+            table_no = first >> _ROW
+            while j < n and type(live[j]) is int and live[j] >> _ROW == table_no:  # type: ignore[operator]
+                j += 1
+            rows = np.asarray(live[i:j], dtype=np.int64) & mask
+            table = columnar[table_no]
+            same = len(rows) == table.num_rows and bool((rows == np.arange(len(rows))).all())
+            out.append(table if same else table.take(pa.array(rows)))
+        else:
+            while j < n and type(live[j]) is not int:
+                j += 1
+            out.append(adds_to_table(live[i:j]))  # type: ignore[arg-type]
+        i = j
+    return out
+
+
+#: bits of a live-add marker that number the row (the rest number the commit)
+_ROW = 40

@@ -9,7 +9,7 @@ a file with none can be skipped.
 
 A non-try ``variant_get`` (``v:a::int``) is proven safe when the file's Variant path
 bounds share one type family that converts to the target without error (exact numbers
-within the target's range and scale; strings to strings, and so on), or when it reads a
+within the target's range and scale; any number to a double; strings to strings, and so on), or when it reads a
 date or timestamp of a path whose every value is ISO date text
 (``FileStats.variant_iso_dates``). A non-try ``CAST`` is safe when its types cannot fail (a wider integer, text of a number or a date) or
 when it narrows an exact-number column whose min and max fit the target; a cast of
@@ -142,6 +142,8 @@ def _variant_get_proof(term: VariantGet) -> Proof:
     key, target = (term.column.path, term.path), term.target
     numeric = is_integral(target) or decimal_params(target) is not None
     family = family_of(target)
+    if target == "double":
+        return _to_double_proof(key)
     if not numeric and family not in _SAME_FAMILY_SAFE:
         return _never
     if is_integral(target):
@@ -167,6 +169,21 @@ def _variant_get_proof(term: VariantGet) -> Proof:
         if numeric:
             return low.family is EXACT and _exact_bounds_fit(low.value, high.value, target)
         return low.family is family
+
+    return proof
+
+
+_NUMBERS = frozenset({EXACT, TypeFamily.DOUBLE, TypeFamily.FLOAT})
+
+
+def _to_double_proof(key: Any) -> Proof:
+    """Every number converts to a double without error (an exact number to the nearest
+    double: a decimal's 38 digits are far inside its range), so bounds that are numbers on
+    both sides prove the path safe -- delta-spark's shredded decimals read as doubles."""
+
+    def proof(stats: FileStats) -> bool:
+        low, high = stats.variant_min.get(key), stats.variant_max.get(key)
+        return low is not None and high is not None and low.family in _NUMBERS and high.family in _NUMBERS
 
     return proof
 

@@ -37,6 +37,7 @@ names (case-insensitive): ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AW
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import random
@@ -149,12 +150,15 @@ class ObjectStorage(Storage):
         uri: TableURI,
         *,
         create_store: Any = None,
+        create_factory: Callable[[], Any] | None = None,
         settings: StoreSettings | None = None,
     ) -> None:
         self._store = store
         # The client for conditional creates retries nothing by itself: write_if_absent retries a
-        # create whose outcome is unknown and then checks whose object landed.
-        self._create_store = create_store if create_store is not None else store
+        # create whose outcome is unknown and then checks whose object landed. Built when first
+        # needed (``create_factory``): a reader never pays for it.
+        self._create_client = create_store if create_store is not None or create_factory else store
+        self._create_factory = create_factory
         self._uri = uri
         self._settings = settings if settings is not None else StoreSettings(uri.scheme, None, {})
         self.single_writer = self._settings.single_writer
@@ -163,6 +167,14 @@ class ObjectStorage(Storage):
         self._endpoint = str(self._settings.config.get("endpoint") or "")
         # Requests sent, by kind ("read", "list", "stat", "create", "write", ...): for benchmarks.
         self.requests: Counter[str] = Counter()
+
+    @property
+    def _create_store(self) -> Any:
+        client = self._create_client
+        if client is None:
+            assert self._create_factory is not None
+            client = self._create_client = self._create_factory()
+        return client
 
     def __getstate__(self) -> dict[str, Any]:
         """Picklable (for worker processes): the clients and settings travel, the lock does not."""
@@ -195,9 +207,9 @@ class ObjectStorage(Storage):
                 store = _memory_stores.setdefault(parsed.bucket, MemoryStore())
             return cls(store, TableURI("memory", parsed.bucket, ""), settings=settings)
         store = _make_store(parsed, settings)
-        create_store = _make_store(parsed, settings, max_retries=0)
+        creates = functools.partial(_make_store, parsed, settings, max_retries=0)
         bucket_only = TableURI(parsed.scheme, parsed.bucket, "", parsed.account)
-        return cls(store, bucket_only, create_store=create_store, settings=settings)
+        return cls(store, bucket_only, create_factory=creates, settings=settings)
 
     def __repr__(self) -> str:
         where = f", endpoint={self._endpoint!r}" if self._endpoint else ""

@@ -251,6 +251,7 @@ def write_parquet(
     write_page_index: bool = False,
     storage: Storage | None = None,
     storage_options: Mapping[str, str] | None = None,
+    annotate_variant: bool = True,
 ) -> WriteResult:
     """Write ``table`` to ``path`` with its Variant columns shredded as asked.
 
@@ -265,6 +266,9 @@ def write_parquet(
     (``storage.write``): ``path`` is then a location of that storage. Without ``storage``, an
     object-store URI (``s3://bucket/key.parquet``, ``gs://``, ``az://``, ``memory://``) is
     written to that store, configured from the environment and ``storage_options``.
+    ``annotate_variant=False`` leaves Variant groups without the ``VARIANT`` logical type
+    (readers that cannot parse it, e.g. Polars 1.44, then see plain structs; Spark's schema
+    JSON in the footer still names them Variants).
     """
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
@@ -299,8 +303,9 @@ def write_parquet(
     }
     group_rows = rows_per_group(out, row_group_size, row_group_bytes)
     shredding_out = {dotted(c): layouts[c] for c in columns}
+    annotated = columns if annotate_variant else []
     if storage is not None and not isinstance(storage, LocalStorage):
-        data = _encode(out, options, group_rows, columns, name)
+        data = _encode(out, options, group_rows, annotated, name)
         storage.write(name, data)
         return WriteResult(name, out.num_rows, len(data), shredding_out, pq.read_metadata(pa.BufferReader(data)))
     # Written under a temporary name and renamed once complete and annotated, so a failure
@@ -309,8 +314,8 @@ def write_parquet(
     try:
         with pq.ParquetWriter(tmp, out.schema, **options) as writer:
             writer.write_table(out, row_group_size=group_rows)
-        if columns:
-            annotate_variant_columns(tmp, columns)
+        if annotated:
+            annotate_variant_columns(tmp, annotated)
         os.replace(tmp, name)
     except OSError as exc:
         raise StorageError(f"{name}: cannot write Parquet file ({exc})") from exc

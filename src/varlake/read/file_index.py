@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from varlake.delta import constants as C
 from varlake.delta.actions import AddFile
@@ -38,6 +39,8 @@ from varlake.delta.paths import relative_data_path
 from varlake.delta.snapshot import Snapshot
 from varlake.delta.stats import file_stats
 from varlake.errors import CorruptLogError
+from varlake.read.file_columns import LazyAdds, partition_groups, relative_paths
+from varlake.read.stats_columns import ColumnBounds, integral_bounds
 from varlake.expr import And, Column, Comparison, FileStats, Literal, Predicate
 
 ColumnPath = tuple[str, ...]
@@ -46,18 +49,41 @@ INTEGRAL = frozenset(("byte", "short", "integer", "long"))
 BOUND_OPS = frozenset(("<", "<=", ">", ">=", "="))
 
 
+#: ``IntBounds`` with no file's bounds set yet (``fill`` sets them as plans ask)
+_EMPTY = np.zeros(0, dtype=np.int64)
+_UNDECODED: ColumnBounds = (_EMPTY, _EMPTY, _EMPTY.astype(bool), _EMPTY.astype(bool), _EMPTY.astype(bool))
+
+
 class IntBounds:
     """One integral column's min and max over the files of a snapshot (``has_*``: known)."""
 
-    __slots__ = ("lo", "hi", "has_lo", "has_hi")
+    __slots__ = ("lo", "hi", "has_lo", "has_hi", "decoded")
 
-    def __init__(self, values: Sequence[tuple[Any, Any]]) -> None:
+    def __init__(self, values: Sequence[tuple[Any, Any]], columns: ColumnBounds | None = None) -> None:
+        """The bounds of ``columns`` (``stats_columns.integral_bounds``) with those of its odd
+        files taken from ``values`` (pairs by file index), or all from ``values``."""
         n = len(values)
         self.lo = np.zeros(n, dtype=np.int64)
         self.hi = np.zeros(n, dtype=np.int64)
         self.has_lo = np.zeros(n, dtype=bool)
         self.has_hi = np.zeros(n, dtype=bool)
-        for i, (lo, hi) in enumerate(values):
+        #: files whose bounds are set (``fill``)
+        self.decoded = np.zeros(n, dtype=bool)
+        if columns is not _UNDECODED:
+            self.fill(np.arange(n, dtype=np.int64), values, columns)
+
+    def fill(self, idx: np.ndarray, values: Sequence[tuple[Any, Any]], columns: ColumnBounds | None) -> None:
+        """Set the bounds of files ``idx`` from ``columns`` (decoded for exactly those files, in
+        that order) with the odd ones' taken from ``values`` (by file index), or all from ``values``."""
+        if columns is None:
+            indexes: Sequence[int] = idx.tolist()
+        else:
+            lo, hi, has_lo, has_hi, odd = columns
+            self.lo[idx], self.hi[idx], self.has_lo[idx], self.has_hi[idx] = lo, hi, has_lo, has_hi
+            indexes = idx[odd].tolist()
+        self.decoded[idx] = True
+        for i in indexes:
+            lo, hi = values[i]
             if type(lo) is int and LONG_MIN <= lo <= LONG_MAX:
                 self.lo[i] = lo
                 self.has_lo[i] = True
@@ -118,12 +144,36 @@ class FileIndex:
         self.mapping: ColumnMapping | None = column_mapping(protocol, snapshot.metadata, schema)
         self.partition_columns = tuple(snapshot.partition_columns)
         dv_feature = protocol.min_reader_version >= 3 and C.DELETION_VECTORS in protocol.reader_feature_set
+        table = snapshot.files_table
+        #: the adds' stats texts as Arrow (in ``adds`` order)
+        self.stats_column = table.column("stats")
+        names, mapping = self.partition_columns, self.mapping
+        self.values: Sequence[Mapping[str, str | None]]
+        self.logical: Sequence[Mapping[str, str | None] | None]
+        if table.column("deletionVector").null_count == table.num_rows:
+            # no deletion vector: paths and partition groups column-wise, adds built when asked
+            self.adds: Sequence[AddFile] = LazyAdds(snapshot)
+            self.relative = relative_paths(table.column("path"), root_location)
+            self.dvs: Sequence[DeletionVector | None] = [None] * table.num_rows
+            keys = names if mapping is None else [mapping.physical_name(n) for n in names]
+            #: file indexes (ascending) per distinct set of partition values
+            self.groups: list[np.ndarray] = partition_groups(table.column("partitionValues"), keys)
+            self.values = _Values(self.adds, names, mapping)
+            self.logical = self.values if mapping is not None else [None] * table.num_rows
+        else:
+            self._per_file(snapshot, root_location, dv_feature)
+        adds = self.adds
+        self._stats: list[FileStats | None] = [None] * len(adds)
+        self._bounds: dict[ColumnPath, IntBounds] = {}
+        self.plain_tasks: tuple[Any, ...] | None = None  # ``plan_scan``'s tasks without a filter
+
+    def _per_file(self, snapshot: Snapshot, root_location: str, dv_feature: bool) -> None:
         adds: tuple[AddFile, ...] = snapshot.files
         self.adds = adds
-        self.relative: list[str] = []
-        self.dvs: list[DeletionVector | None] = []
-        self.values: list[Mapping[str, str | None]] = []
-        self.logical: list[Mapping[str, str | None] | None] = []
+        self.relative = []
+        dvs: list[DeletionVector | None] = []
+        values_of: list[Mapping[str, str | None]] = []
+        logical_of: list[Mapping[str, str | None] | None] = []
         groups: dict[tuple[object, ...], list[int]] = {}
         names, mapping = self.partition_columns, self.mapping
         for i, add in enumerate(adds):
@@ -139,52 +189,86 @@ class FileIndex:
                         "nothing was read"
                     )
                 dv = DeletionVector.parse(add.deletion_vector, f"{root_location}: add {add.path!r}")
-            self.dvs.append(dv)
+            dvs.append(dv)
             if mapping is None:
                 values, logical = add.partition_values, None
             else:  # the log keys partition values and statistics by physical names
                 values = logical = mapping.partition_values(add.partition_values, names)
-            self.values.append(values)
-            self.logical.append(logical)
+            values_of.append(values)
+            logical_of.append(logical)
             groups.setdefault(tuple(values.get(n, ABSENT) for n in names), []).append(i)
-        #: file indexes (ascending) per distinct set of partition values
-        self.groups: list[np.ndarray] = [np.array(g, dtype=np.int64) for g in groups.values()]
-        self._stats: list[FileStats | None] = [None] * len(adds)
-        self._bounds: dict[ColumnPath, IntBounds] = {}
-        self.plain_tasks: tuple[Any, ...] | None = None  # ``plan_scan``'s tasks without a filter
+        self.dvs, self.values, self.logical = dvs, values_of, logical_of
+        self.groups = [np.array(g, dtype=np.int64) for g in groups.values()]
 
     def __len__(self) -> int:
         return len(self.adds)
+
+    def prefetch(self, indexes: Sequence[int]) -> None:
+        """Build the ``AddFile``s of files ``indexes`` at once (when they are built lazily)."""
+        if isinstance(self.adds, LazyAdds):
+            self.adds.prefetch(indexes)
 
     def stats(self, i: int) -> FileStats:
         """File ``i``'s statistics, its partition values in them (decoded once)."""
         stats = self._stats[i]
         if stats is None:
-            add = self.adds[i]
+            text = self.stats_column[i].as_py()
             if self.mapping is None:
-                stats = file_stats(add.stats, self.schema, self.values[i])
+                stats = file_stats(text, self.schema, self.values[i])
             else:
-                stats = self.mapping.file_stats(add.stats, self.values[i])
+                stats = self.mapping.file_stats(text, self.values[i])
             self._stats[i] = stats
         return stats
 
-    def bounds(self, path: ColumnPath) -> IntBounds:
-        """The min and max of column ``path`` over every file (built once per column)."""
+    def bounds(self, path: ColumnPath, idx: np.ndarray | None = None) -> IntBounds:
+        """The min and max of column ``path``, set at least for files ``idx`` (default: all):
+        decoded column-wise by Arrow (``stats_columns``), else file by file (``stats``), each
+        file's once per column (a plan decodes only the files its partition values keep)."""
         found = self._bounds.get(path)
         if found is None:
-            pairs = []
-            for i in range(len(self.adds)):
-                s = self.stats(i)
-                pairs.append((s.min_values.get(path), s.max_values.get(path)))
-            found = self._bounds[path] = IntBounds(pairs)
+            found = self._bounds[path] = IntBounds(_Pairs(self, path), _UNDECODED)
+        wanted = np.arange(len(self), dtype=np.int64) if idx is None else idx
+        missing = wanted[~found.decoded[wanted]]
+        if len(missing):
+            key = path if self.mapping is None else self.mapping.physical_path(path)
+            stats = self.stats_column if len(missing) == len(self) else self.stats_column.take(pa.array(missing))
+            found.fill(missing, _Pairs(self, path), integral_bounds(stats, key))
         return found
 
     def excluded(self, tests: Sequence[tuple[ColumnPath, str, int]], idx: np.ndarray) -> np.ndarray:
         """Of the files ``idx``, those whose bounds prove one of ``tests`` false on every row."""
         out = np.zeros(len(idx), dtype=bool)
         for path, op, value in tests:
-            out |= self.bounds(path).excluded(op, value, idx)
+            out |= self.bounds(path, idx).excluded(op, value, idx)
         return out
+
+
+class _Values(Sequence[Mapping[str, "str | None"]]):
+    """File ``i``'s partition values by logical name (built when asked)."""
+
+    def __init__(self, adds: Sequence[AddFile], names: Sequence[str], mapping: ColumnMapping | None) -> None:
+        self.adds, self.names, self.mapping = adds, names, mapping
+
+    def __len__(self) -> int:
+        return len(self.adds)
+
+    def __getitem__(self, i: int) -> Mapping[str, str | None]:  # type: ignore[override]
+        values = self.adds[i].partition_values
+        return values if self.mapping is None else self.mapping.partition_values(values, self.names)
+
+
+class _Pairs(Sequence[tuple[Any, Any]]):
+    """File ``i``'s (min, max) of one column, decoded in Python when asked."""
+
+    def __init__(self, index: FileIndex, path: ColumnPath) -> None:
+        self.index, self.path = index, path
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, i: int) -> tuple[Any, Any]:  # type: ignore[override]
+        s = self.index.stats(i)
+        return s.min_values.get(self.path), s.max_values.get(self.path)
 
 
 _INDEXES: "weakref.WeakKeyDictionary[Snapshot, dict[str, FileIndex]]" = weakref.WeakKeyDictionary()

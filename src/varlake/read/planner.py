@@ -431,14 +431,19 @@ def plan_scan(
 
     unproven: dict[int, tuple[Term, ...]] = {}
     if check:
-        for i in np.sort(np.concatenate(check)).tolist():
+        checked = np.sort(np.concatenate(check)).tolist()
+        if date_keys:
+            index.prefetch(checked)  # their tags are read
+        for i in checked:
             where, terms = residual_of[group_of[i]].place(stats_of(i))
             place[i] = where
             if where == PLACE_PUT_BACK:
                 unproven[i] = terms
     keep: list[ScanTask] = []
     put_back: list[PutBack] = []
-    for i in np.flatnonzero((place == PLACE_READ) | (place == PLACE_PUT_BACK)).tolist():
+    kept = np.flatnonzero((place == PLACE_READ) | (place == PLACE_PUT_BACK)).tolist()
+    index.prefetch(kept)
+    for i in kept:
         t = task(i)
         keep.append(t)
         if i in unproven:

@@ -244,6 +244,7 @@ def ingest_json(
     progress: Progress | None = None,
     incremental: bool = True,
     storage_options: Mapping[str, str] | None = None,
+    properties: Mapping[str, str] | None = None,
 ) -> IngestResult:
     """Ingest JSON Lines files (``multiline=True``: one JSON value per file) into ``table``.
 
@@ -258,7 +259,9 @@ def ingest_json(
     ``mode="overwrite"`` takes every input file again and records only those.
     ``incremental=False`` reads every input file and records nothing.
     ``table`` (and ``quarantine``) may be object-store URIs (``s3://bkt/t``) reached with
-    ``storage_options``; the inputs are local files.
+    ``storage_options``; the inputs are local files. ``properties`` are the table
+    properties of the table and the quarantine table when this ingest creates them (e.g.
+    ``{"varlake.compatibility": "deltalake"}``, ``delta.protocol.compatibility``).
     """
     started = time.perf_counter()
     say = progress or (lambda _msg: None)
@@ -273,7 +276,7 @@ def ingest_json(
     quarantine_path = table_root(quarantine, storage_options) if quarantine else quarantine_path_for(target_path)
     options = IngestOptions(
         target_path, quarantine_path, columns, tuple(partition_by), shredding, doc_column, multiline, mode, sample_rows,
-        dict(storage_options or {}),
+        dict(storage_options or {}), dict(properties or {}),
     )
     if not incremental:
         ingest_id = str(uuid.uuid4())
@@ -346,6 +349,7 @@ class IngestOptions:
     mode: str
     sample_rows: int
     storage_options: Mapping[str, str] = field(default_factory=dict)  # both tables' (object stores)
+    properties: Mapping[str, str] = field(default_factory=dict)  # both tables', when this ingest creates them
 
 
 @dataclass(frozen=True)
@@ -415,7 +419,7 @@ def stage_lines(
     try:
         staged = stage_write(
             good, target_path, options.mode, options.partition_by, options.shredding, sample=sample, sample_rows=options.sample_rows,
-            storage_options=options.storage_options or None,
+            storage_options=options.storage_options or None, properties=options.properties or None,
         )
     except VarlakeError as exc:
         if not target_existed:
@@ -435,7 +439,7 @@ def stage_lines(
             raise IngestError(f"ingest {ingest_id}: the files with bad lines grew while ingesting; nothing was committed")
         staged_q = stage_write(
             _quarantine_rows(spark, lines, blocks, ingest_id), quarantine_path, "append", (), "off",
-            storage_options=options.storage_options or None,
+            storage_options=options.storage_options or None, properties=options.properties or None,
         )
 
     quarantined = staged_q.num_rows if staged_q is not None else 0

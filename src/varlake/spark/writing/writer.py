@@ -288,7 +288,10 @@ class _SparkFiles:
             checked = _physical_columns(checked, files.mapping)
         target = os.path.join(root, self.write_dir)
         try:
-            _run_spark_write(checked, target, files.directories, files.physical_layout(), root, mapped=files.mapping is not None)
+            _run_spark_write(
+                checked, target, files.directories, files.physical_layout(), root, mapped=files.mapping is not None,
+                annotate=files.annotate_variant,
+            )
         except TableError as exc:
             found = _VIOLATION.search(str(exc.__cause__ or ""))
             if found is None:
@@ -502,7 +505,7 @@ def shredded_file_schema(schema_json: Mapping[str, Any], layout: Mapping[str, st
 
 def _run_spark_write(
     df: Any, target: str, partition_columns: Sequence[str], layout: Mapping[str, str | None], root: str,
-    *, mapped: bool = False,
+    *, mapped: bool = False, annotate: bool = True,
 ) -> None:
     shredded = any(layout.values())
     confs: dict[str, str | None] = {
@@ -513,6 +516,8 @@ def _run_spark_write(
     }
     if mapped:  # column mapping: StructField ids (parquet.field.id) become Parquet field ids
         confs["spark.sql.parquet.fieldId.write.enabled"] = "true"
+    if not annotate:  # a varlake.compatibility table: Polars cannot parse the VARIANT annotation
+        confs["spark.sql.parquet.variant.annotateLogicalType.enabled"] = "false"
     writer = (
         df.write.format("parquet")
         .mode("error")  # "errorifexists" in classic; the Connect client knows only "error"

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from varlake.delta.actions import Metadata
 from varlake.delta.config import is_true
+from varlake.delta.protocol import compatibility_properties
 from varlake.delta.schema import StructType, VariantType
 from varlake.errors import ShreddingSchemaError, TableError
 from varlake.shred.infer import evolve
@@ -145,8 +146,10 @@ def needs_samples(columns: Sequence[str], properties: Mapping[str, str], shreddi
 def new_table_properties(properties: Mapping[str, str], columns: Sequence[str], shredding: str) -> dict[str, str]:
     """Properties of a table a write creates: shredding is on by default when it has Variant
     columns, unless the write asks for ``shredding="off"`` (or the properties say otherwise);
-    deletion vectors are on unless the properties say otherwise (``Table.create`` too)."""
-    out = dict(properties)
+    deletion vectors are on unless the properties say otherwise (``Table.create`` too).
+    A ``varlake.compatibility`` table gets its compatibility's defaults first (neither:
+    ``delta.protocol.compatibility_properties``)."""
+    out = compatibility_properties(properties)
     out.setdefault("delta.enableDeletionVectors", "true")  # DELETE/UPDATE/MERGE: write.row_changes
     if shredding != "off" and columns:
         out.setdefault(ENABLE_SHREDDING, "true")

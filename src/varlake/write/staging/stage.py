@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from varlake.delta.column_mapping import ColumnMapping, column_mapping
-from varlake.delta.protocol import check_writable
+from varlake.delta.protocol import annotates_variant, check_writable
 from varlake.delta.schema import StructType, VariantType, to_arrow_schema
 from varlake.delta.snapshot import Snapshot
 from varlake.errors import TableError
@@ -90,7 +90,9 @@ class StageTarget:
 class FilePlan:
     """What the files of one write look like: partition ``directories`` (physical names on
     a column-mapped table), the ``file_schema`` their statistics are keyed by, the
-    ``shredding`` plan (by logical column) and ``mapping`` (None: names are physical)."""
+    ``shredding`` plan (by logical column) and ``mapping`` (None: names are physical);
+    ``annotate_variant``: Variant groups carry Parquet's ``VARIANT`` logical type (not on a
+    ``varlake.compatibility`` table: ``delta.protocol.annotates_variant``)."""
 
     root: str
     partition_columns: tuple[str, ...]
@@ -100,6 +102,7 @@ class FilePlan:
     mapping: ColumnMapping | None
     file_schema: StructType
     indexed: int
+    annotate_variant: bool = True
 
     def physical_layout(self) -> dict[str, str | None]:
         """The shredding DDL of each Variant column by its name in the files."""
@@ -198,6 +201,7 @@ def _file_plan(target: StageTarget, plan: ShreddingPlan) -> FilePlan:
         mapping=mapping,
         file_schema=mapping.physical_schema if mapping is not None else target.schema,
         indexed=num_indexed_cols(target.properties),
+        annotate_variant=annotates_variant(target.properties),
     )
 
 
@@ -263,7 +267,8 @@ class ArrowFiles:
                 present = [mapping.physical_dotted(c) for c in present]
                 values = mapping.physical_partition_values(values)
             result = write_parquet(
-                rows, location, shredding=shredding or None, variant_columns=present, storage=self.storage
+                rows, location, shredding=shredding or None, variant_columns=present, storage=self.storage,
+                annotate_variant=files.annotate_variant,
             )
             # size from the bytes written, time from the clock: no request to look them up
             out.append(WrittenFile(relative, values, result.metadata, result.size, int(time.time() * 1000)))
