@@ -106,8 +106,12 @@ def _answer(request, spark, scope):
 
 def main() -> int:
     jars_dir, warehouse = sys.argv[1], sys.argv[2]
-    out = sys.stdout
-    sys.stdout = sys.stderr  # prints of request code never break the protocol
+    # The protocol gets its own copy of fd 1; fd 1 itself then points at stderr, so nothing the
+    # JVM prints (VACUUM prints "Deleted N files ...") or request code prints breaks the protocol.
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     spark = _session(jars_dir, warehouse)
     from delta.tables import DeltaTable
 

@@ -6,6 +6,10 @@ Schema"). ``add.stats`` is kept as the JSON string (``delta.checkpoint.writeStat
 default true); ``stats_parsed`` is not written. Expired tombstones (older than
 ``delta.deletedFileRetentionDuration``) are dropped. The file is written whole and
 then made visible atomically, so a reader never sees a partial checkpoint.
+
+A table with the ``v2Checkpoint`` feature must get V2-spec checkpoints (PROTOCOL.md
+"Checkpoint Specs"): there the same classic-named file also holds one ``checkpointMetadata``
+action (its version), which makes it a classic-named V2 checkpoint with no sidecars.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from varlake.delta import config
 from varlake.delta import constants as C
 from varlake.delta.file_table import (
     ADD_SCHEMA,
+    CHECKPOINT_METADATA_TYPE,
     DOMAIN_TYPE,
     METADATA_TYPE,
     PROTOCOL_TYPE,
@@ -35,10 +40,11 @@ from varlake.io.storage import Storage
 __all__ = ["CHECKPOINT_SCHEMA", "checkpoint_table", "write_checkpoint"]
 
 
-def _schema(with_stats: bool) -> pa.Schema:
+def _schema(with_stats: bool, v2: bool = False) -> pa.Schema:
     add_fields = [f for f in ADD_SCHEMA if with_stats or f.name != "stats"]
+    v2_fields = [pa.field(C.CHECKPOINT_METADATA, CHECKPOINT_METADATA_TYPE)] if v2 else []
     return pa.schema(
-        [
+        v2_fields + [
             pa.field(C.PROTOCOL, PROTOCOL_TYPE),
             pa.field(C.METADATA, METADATA_TYPE),
             pa.field(C.TXN, TXN_TYPE),
@@ -71,8 +77,9 @@ def _map(m: Any) -> list[tuple[str, Any]]:
 def checkpoint_table(state: TableState, now_ms: int | None = None) -> pa.Table:
     """The checkpoint rows for ``state`` as one Arrow table."""
     cfg = state.metadata.configuration
-    schema = _schema(config.write_stats_as_json(cfg))
     p, m = state.protocol, state.metadata
+    v2 = p.min_reader_version >= 3 and C.V2_CHECKPOINT in p.reader_feature_set
+    schema = _schema(config.write_stats_as_json(cfg), v2)
     protocol = pa.array(
         [
             {
@@ -107,8 +114,9 @@ def checkpoint_table(state: TableState, now_ms: int | None = None) -> pa.Table:
     if removes.num_rows:
         removes = removes.filter(pc.fill_null(pc.greater_equal(removes.column("deletionTimestamp"), cutoff), False))
     add_type = schema.field(C.ADD).type
+    v2_sections = [_section(schema, C.CHECKPOINT_METADATA, pa.array([{"version": state.version}], CHECKPOINT_METADATA_TYPE))] if v2 else []
     return pa.concat_tables(
-        [
+        v2_sections + [
             _section(schema, C.PROTOCOL, protocol),
             _section(schema, C.METADATA, metadata),
             _section(schema, C.TXN, txns),

@@ -192,7 +192,7 @@ def validate_against(snapshot: Snapshot, actions: Sequence[Action], root_locatio
                 )
         if isinstance(a, AddFile) and a.deletion_vector is not None:
             _check_dv_add(a, snapshot, protocol, cfg)
-        if isinstance(a, DomainMetadata) and a.domain.startswith("delta."):
+        if isinstance(a, DomainMetadata) and a.domain.startswith("delta.") and not _implemented_domain(a.domain, protocol):
             raise InvalidCommitError(f"domain {a.domain!r} is system-controlled and cannot be set by a commit")
         if isinstance(a, DomainMetadata) and C.DOMAIN_METADATA_FEATURE not in (
             protocol.writer_feature_set if protocol.min_writer_version >= 7 else legacy_writer_features(protocol.min_writer_version)
@@ -212,6 +212,12 @@ def _partition_keys(protocol: Protocol, metadata: Metadata) -> set[str]:
         return set(columns)
     mapping = column_mapping(protocol, metadata, parse_schema(metadata.schema_string, "metaData.schemaString"))
     return {mapping.physical_name(c) for c in columns} if mapping is not None else set(columns)
+
+
+def _implemented_domain(domain: str, protocol: Protocol) -> bool:
+    """A ``delta.*`` domain of a feature varlake implements, on a table that supports it: only
+    ``delta.clustering`` (OPTIMIZE's keys, ``write.maintenance.clustering``)."""
+    return domain == C.CLUSTERING_DOMAIN and protocol.min_writer_version >= 7 and C.CLUSTERING in protocol.writer_feature_set
 
 
 def _check_dv_add(add: AddFile, snapshot: Snapshot, protocol: Protocol, cfg: Mapping[str, str]) -> None:

@@ -52,6 +52,8 @@ CATALOG_MANAGED: Final = "catalogManaged"
 ICEBERG_COMPAT_V1: Final = "icebergCompatV1"
 ICEBERG_COMPAT_V2: Final = "icebergCompatV2"
 CLUSTERING: Final = "clustering"
+#: The clustered-table feature's domain (PROTOCOL.md "Clustered Table")
+CLUSTERING_DOMAIN: Final = "delta.clustering"
 VACUUM_PROTOCOL_CHECK: Final = "vacuumProtocolCheck"
 IN_COMMIT_TIMESTAMP: Final = "inCommitTimestamp"
 TYPE_WIDENING: Final = "typeWidening"

@@ -105,8 +105,12 @@ WRITER_ONLY = frozenset(
 #: the current (wide) types and never change one, delta.typeChanges is kept as it is;
 #: columnMapping: files under physical names with field ids, partition values and stats
 #: keyed by physical names (``delta.column_mapping``).
+#: clustering: appended files need no clustering (Delta's own appends are not clustered either)
+#: and carry statistics for the first ``delta.dataSkippingNumIndexedCols`` leaves, where Delta
+#: requires clustering columns to be; domains are kept, and OPTIMIZE with keys writes
+#: ``delta.clustering`` (``write.maintenance.clustering``).
 WRITER_SUPPORTED = READER_SUPPORTED | frozenset(
-    {C.APPEND_ONLY, C.CHANGE_DATA_FEED, C.DOMAIN_METADATA_FEATURE, C.IN_COMMIT_TIMESTAMP}
+    {C.APPEND_ONLY, C.CHANGE_DATA_FEED, C.DOMAIN_METADATA_FEATURE, C.IN_COMMIT_TIMESTAMP, C.CLUSTERING}
 ) | {C.INVARIANTS, C.CHECK_CONSTRAINTS}  # every written row is checked (varlake.write.staging.constraints)
 
 

@@ -84,7 +84,6 @@ __all__ = [
     "Transaction",
     "commit",
     "commit_with_retries",
-    "parameters_text",
     "serialize_commit",
     "table_isolation",
 ]
@@ -100,6 +99,16 @@ class CommitResult:
     snapshot: Snapshot
     attempts: int
     noop: bool = False
+
+
+def delta_parameters(parameters: Mapping[str, Any] | None) -> dict[str, str]:
+    """``operationParameters`` as Delta writes them: a map of strings, every value that is
+    not a string as its JSON text (``partitionBy: "[]"``). delta-spark reads the map as
+    ``Map[String, String]``: a list or an object there breaks its DESCRIBE HISTORY."""
+    return {
+        str(k): v if isinstance(v, str) else json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+        for k, v in (parameters or {}).items()
+    }
 
 
 def serialize_commit(commit_info: Mapping[str, Any], actions: Iterable[Action]) -> bytes:
@@ -323,7 +332,7 @@ def _create(
     info: dict[str, Any] = {
         "timestamp": now,
         "operation": operation,
-        "operationParameters": parameters_text(parameters),
+        "operationParameters": delta_parameters(parameters),
         "isBlindAppend": True,
         "engineInfo": C.ENGINE_INFO,
         "txnId": str(uuid.uuid4()),
@@ -345,16 +354,6 @@ def _in_commit_timestamp(store: LogStore, version: int, now_ms: int) -> int:
     if not isinstance(prev_ts, int):
         prev_ts = store.commit_file_mtime(version - 1)
     return max(now_ms, prev_ts + 1)
-
-
-def parameters_text(parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """``commitInfo.operationParameters`` as Delta writes them: a list or an object as its JSON
-    text (``"partitionBy": "[]"``). delta-spark reads the map as strings; an array or object
-    value makes its ``DESCRIBE HISTORY`` fail. Scalars stay (Jackson reads them as text)."""
-    return {
-        k: json.dumps(v, separators=(",", ":")) if isinstance(v, (list, tuple, dict)) else v
-        for k, v in parameters.items()
-    }
 
 
 def _commit(
@@ -391,7 +390,7 @@ def _commit(
                 body_actions = [replace(a, configuration=cfg) if isinstance(a, Metadata) else a for a in actions]
         info.update(
             operation=operation,
-            operationParameters=parameters_text(operation_parameters or {}),
+            operationParameters=delta_parameters(operation_parameters),
             readVersion=snapshot.version,
             isolationLevel=isolation,
             isBlindAppend=ours.blind_append,

@@ -11,9 +11,17 @@ first, by Arrow's order -- strings by UTF-8 bytes, numbers by value), the ranks 
 the same file and per-file (per-path) statistics let selective predicates skip files.
 
 The keys persist in the table as the ``varlake.clustering`` metadata domain (``{"clusteringColumns":
-[...]}``): later ``optimize`` calls use them. ``delta.*`` domains are system-controlled, so
-Delta's ``delta.clustering`` is not used. Writing a domain needs the ``domainMetadata``
+[...]}``): later ``optimize`` calls use them. Writing a domain needs the ``domainMetadata``
 writer feature (``clustering_actions`` adds it to the protocol when missing).
+
+Where the keys allow it, the table is also a Delta clustered table (PROTOCOL.md "Clustered
+Table"), so delta-spark and other engines see the keys (``DESCRIBE DETAIL``'s
+``clusteringColumns``) and their OPTIMIZE goes on clustering by them: every key a column (no
+Variant path), the table not partitioned, each key among the leaves with statistics (the
+first ``delta.dataSkippingNumIndexedCols``). Then the ``delta.clustering`` domain holds the
+keys' physical paths and the protocol gets the ``clustering`` writer feature. Keys that do
+not allow it on a table that was clustered that way store an empty list there (Delta's
+``CLUSTER BY NONE``), so no engine clusters by keys the table no longer has.
 """
 
 from __future__ import annotations
@@ -29,8 +37,11 @@ import pyarrow.compute as pc
 
 from varlake.delta import constants as C
 from varlake.delta.actions import Action, DomainMetadata
+from varlake.delta.column_mapping import column_mapping
+from varlake.delta.config import num_indexed_cols
 from varlake.delta.protocol import with_writer_features
 from varlake.delta.snapshot import Snapshot
+from varlake.delta.stats import leaf_columns
 from varlake.errors import ClusteringKeyError, CorruptLogError, ExpressionError
 from varlake.expr import IsNull, bind, parse_term, term_type
 from varlake.expr.rows import TermCompiler, row_variant_get
@@ -39,9 +50,11 @@ from varlake.read.planner import schema_types
 
 __all__ = [
     "CLUSTERING_DOMAIN",
+    "DELTA_CLUSTERING_DOMAIN",
     "CLUSTERED_TAG",
     "ClusterKey",
     "clustering_actions",
+    "delta_clustering_columns",
     "key_values",
     "parse_keys",
     "path_requests",
@@ -50,6 +63,8 @@ __all__ = [
 ]
 
 CLUSTERING_DOMAIN = "varlake.clustering"
+#: Delta's clustered-table domain: ``{"clusteringColumns": [[physical name, ...], ...]}``
+DELTA_CLUSTERING_DOMAIN = C.CLUSTERING_DOMAIN
 #: ``add.tags`` key of a file written clustered: the keys it was ordered by (JSON)
 CLUSTERED_TAG = "VARLAKE_CLUSTERED_BY"
 _ORDERABLE = ("boolean", "byte", "short", "integer", "long", "float", "double", "date", "timestamp", "timestamp_ntz", "string", "binary")
@@ -123,17 +138,39 @@ def keys_tag(keys: Sequence[ClusterKey]) -> str:
     return json.dumps([k.text for k in keys], separators=(",", ":"))
 
 
+def delta_clustering_columns(snapshot: Snapshot, keys: Sequence[ClusterKey]) -> list[list[str]] | None:
+    """The keys as Delta's ``clusteringColumns`` (physical paths), or None where Delta's
+    clustered table cannot hold them (see the module doc)."""
+    if snapshot.partition_columns or not all(isinstance(k.term, Column) for k in keys):
+        return None
+    limit = num_indexed_cols(snapshot.metadata.configuration)
+    leaves = [path for path, _ in leaf_columns(snapshot.schema)]
+    indexed = {tuple(p.lower() for p in path) for path in (leaves if limit < 0 else leaves[:limit])}
+    paths = [tuple(k.term.path) for k in keys]  # type: ignore[attr-defined]
+    if not all(tuple(p.lower() for p in path) in indexed for path in paths):
+        return None
+    mapping = column_mapping(snapshot.protocol, snapshot.metadata, snapshot.schema)
+    return [list(mapping.physical_path(path) if mapping is not None else path) for path in paths]
+
+
 def clustering_actions(snapshot: Snapshot, keys: Sequence[ClusterKey]) -> list[Action]:
     """The actions that make the table remember ``keys`` (none when it already does): the
-    domain, and a protocol with the ``domainMetadata`` writer feature when it lacks it."""
+    domains, and a protocol with the ``domainMetadata`` (and ``clustering``) writer features
+    when it lacks them."""
     texts = [k.text for k in keys]
     if stored_keys(snapshot) == tuple(texts):
         return []
+    delta_columns = delta_clustering_columns(snapshot, keys)
+    was_clustered = DELTA_CLUSTERING_DOMAIN in snapshot.domains and not snapshot.domains[DELTA_CLUSTERING_DOMAIN].removed
+    features = [C.DOMAIN_METADATA_FEATURE] + ([C.CLUSTERING] if delta_columns is not None else [])
     actions: list[Action] = []
-    protocol = with_writer_features(snapshot.protocol, [C.DOMAIN_METADATA_FEATURE])
+    protocol = with_writer_features(snapshot.protocol, features)
     if protocol != snapshot.protocol:
         actions.append(protocol)
     actions.append(DomainMetadata(CLUSTERING_DOMAIN, json.dumps({"clusteringColumns": texts}, separators=(",", ":"))))
+    if delta_columns is not None or was_clustered:
+        body = json.dumps({"clusteringColumns": delta_columns or []}, separators=(",", ":"))
+        actions.append(DomainMetadata(DELTA_CLUSTERING_DOMAIN, body))
     return actions
 
 

@@ -10,6 +10,7 @@ writer for the files Spark's made (on the executors when there are many).
 from __future__ import annotations
 
 import json
+import unicodedata
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -105,13 +106,34 @@ def _columns_of(storage: Storage, path: str) -> ReadColumns:
     return read
 
 
+#: Characters a logged path keeps as they are: those a URI path allows that Hadoop's
+#: ``Path.toUri`` leaves alone (``=`` of partition directories above all); non-ASCII letters
+#: stay too (``logged_path``). ``quote``'s default escaped ``=`` as ``%3D`` and ``ü`` as
+#: ``%C3%BC``: the same URI, but delta-spark's VACUUM compares the text with the files it
+#: lists and deleted every such live file (issue 31).
+PATH_SAFE = "/!$&'()*+,;=@"
+
+
+def logged_path(relative: str) -> str:
+    """A data file's relative path as Delta (Hadoop's ``Path.toUri().toString()``) logs it:
+    URI-quoted, but ``=`` and the other ``PATH_SAFE`` characters, and non-ASCII characters
+    other than spaces and controls, as they are."""
+    out = []
+    for ch in relative:
+        if ord(ch) > 127 and unicodedata.category(ch) not in ("Cc", "Cf", "Zs", "Zl", "Zp", "Cs"):
+            out.append(ch)
+        else:
+            out.append(quote(ch, safe=PATH_SAFE))
+    return "".join(out)
+
+
 def add_action(facts: FileFacts | tuple[str, int, int, int, str], values: Mapping[str, str | None]) -> AddFile:
     """The ``add`` of a new data file (its relative path URI-quoted, as Delta logs paths),
     its layout facts under ``tags`` (``io.layout_tag``) when ``facts`` carry them."""
     relative, size, mtime, _rows, stats = facts[:5]
     tags = json.loads(facts[5]) if len(facts) > 5 and facts[5] else None
     return AddFile(
-        path=quote(relative),
+        path=logged_path(relative),
         size=size,
         partition_values=dict(values),
         modification_time=mtime,
