@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install tools test demo bench bench-quick bench-scaling bench-components bench-objectstore clean
+.PHONY: install tools test test-oracles demo bench bench-quick bench-scaling bench-components bench-objectstore clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ tools:
 
 test: $(STAMP) tools
 	$(PY) -m pytest -q
+
+# The longer oracle checks (delta-spark reading clustered, id-mapped and checkpointed varlake
+# tables, and writing onto them), outside `make test` for its time; .ci/run runs both.
+test-oracles: $(STAMP) tools
+	$(PY) -m pytest -q -m slow_oracle
 
 demo: $(STAMP)
 	$(PY) -m varlake.demo

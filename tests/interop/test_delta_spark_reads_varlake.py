@@ -8,6 +8,8 @@ read exactly what delta-spark reads. The checks are in ``delta_spark_checks``.
 
 from __future__ import annotations
 
+import pytest
+
 import datetime as dt
 
 import varlake
@@ -92,6 +94,7 @@ def test_variant_kinds_read_filter_and_describe(delta_spark, tmp_path):
     assert delta_spark.sql(agg.format(tmp_path / "shredded")) == delta_spark.sql(agg.format(tmp_path / "unshredded"))
 
 
+@pytest.mark.slow_oracle
 def test_variant_tables_written_by_delta_spark_read_by_varlake(delta_spark, tmp_path):
     _, shredded = _variant_tables(tmp_path)
     peer_writes(

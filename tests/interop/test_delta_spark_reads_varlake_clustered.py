@@ -8,6 +8,8 @@ the clustered files' statistics, and writes on, after which varlake reads what i
 
 from __future__ import annotations
 
+import pytest
+
 from typer.testing import CliRunner
 
 import varlake
@@ -29,6 +31,7 @@ def _cluster(table: varlake.Table, *keys: str) -> None:
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow_oracle
 def test_clustered_by_columns_and_by_variant_paths(delta_spark, tmp_path):
     by_columns = varlake.Table.create(
         tmp_path / "columns", "id bigint, s struct<k: string>, v variant", properties={"delta.columnMapping.mode": "name"}

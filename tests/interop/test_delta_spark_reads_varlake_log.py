@@ -128,6 +128,7 @@ def test_column_mapping_name_dvs_constraints_widening_txn_ict(delta_spark, tmp_p
     history(delta_spark, t)
 
 
+@pytest.mark.slow_oracle
 def test_column_mapping_id_partitions_and_delta_spark_checkpoints(delta_spark, tmp_path):
     t = varlake.Table.create(
         tmp_path / "id",
