@@ -7,7 +7,7 @@ need it are skipped with the reason -- unless ``VARLAKE_REQUIRE_ORACLES`` is set
 they fail.
 
 Values come back as JSON: Variant as ``{"$variant": json text}``, bytes as ``{"$bytes": hex}``,
-decimals, dates and timestamps as tagged text (see the server's ``_plain``); ``plain`` turns
+decimals, dates and timestamps as tagged text (see the server's ``plain_value``); ``plain`` turns
 varlake's Python values into the same form so answers compare directly.
 """
 

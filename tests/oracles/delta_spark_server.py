@@ -58,16 +58,16 @@ def _session(jars_dir: str, warehouse: str):
     return spark
 
 
-def _plain(value):
+def plain_value(value):
     """A value of a collected Row as JSON: Variant as its JSON text, bytes as hex."""
     from pyspark.sql import Row
 
     if isinstance(value, Row):
-        return {k: _plain(v) for k, v in value.asDict(recursive=False).items()}
+        return {k: plain_value(v) for k, v in value.asDict(recursive=False).items()}
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_value(v) for v in value]
     if isinstance(value, (bytes, bytearray)):
         return {"$bytes": bytes(value).hex()}
     if isinstance(value, decimal.Decimal):
@@ -96,11 +96,11 @@ def _answer(request, spark, scope):
         if not request.get("collect", False):
             return {"ok": True}
         rows = frame.collect()
-        return {"ok": True, "columns": frame.columns, "rows": [_plain(r) for r in rows]}
+        return {"ok": True, "columns": frame.columns, "rows": [plain_value(r) for r in rows]}
     if op == "exec":
         scope.pop("result", None)
         exec(compile(request["code"], "<oracle request>", "exec"), scope)  # noqa: S102 -- test code
-        return {"ok": True, "result": _plain(scope.get("result"))}
+        return {"ok": True, "result": plain_value(scope.get("result"))}
     raise ValueError(f"unknown op {op!r}")
 
 

@@ -19,13 +19,15 @@ default), at most ``stats.limitPerVariant`` paths per Variant column (its defaul
 
 from __future__ import annotations
 
-import datetime
-import decimal
 import glob
 import json
 import os
 import shutil
 import sys
+
+# The oracle server's value form; it sits beside this file, on sys.path both when this runs as a
+# script and when the oracle runs it.
+from delta_spark_server import plain_value
 
 #: delta-spark's own confs for Variant statistics (DeltaSQLConf at v4.4.0)
 SESSION_CONF = {
@@ -142,29 +144,6 @@ TABLES = {
 }
 
 
-def _plain(value):
-    """A collected value in the oracle's JSON form (as ``delta_spark_server`` answers)."""
-    from pyspark.sql import Row
-
-    if isinstance(value, Row):
-        return {k: _plain(v) for k, v in value.asDict(recursive=False).items()}
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (bytes, bytearray)):
-        return {"$bytes": bytes(value).hex()}
-    if isinstance(value, decimal.Decimal):
-        return {"$decimal": str(value)}
-    if isinstance(value, datetime.datetime):
-        return {"$timestamp": value.isoformat()}
-    if isinstance(value, datetime.date):
-        return {"$date": value.isoformat()}
-    if type(value).__name__ == "VariantVal":
-        return {"$variant": value.toJson()}
-    return value
-
-
 def generate_table(spark, out: str, name: str) -> dict:
     create, steps, order_by, filters = TABLES[name]
     path = os.path.join(out, name)
@@ -173,7 +152,7 @@ def generate_table(spark, out: str, name: str) -> dict:
     for step in steps:
         spark.sql(step.replace("{path}", path))
     source = f"delta.`{path}`"
-    rows = [_plain(r) for r in spark.sql(f"SELECT * FROM {source} ORDER BY {order_by}").collect()]
+    rows = [plain_value(r) for r in spark.sql(f"SELECT * FROM {source} ORDER BY {order_by}").collect()]
     # every filter in one query (fewer Spark jobs): each one's truth per row
     tests = ", ".join(f"coalesce({condition}, false) AS q{i}" for i, condition in enumerate(filters))
     found = spark.sql(f"SELECT id, _metadata.file_name AS f, {tests} FROM {source} ORDER BY id").collect()
@@ -190,7 +169,7 @@ def generate_table(spark, out: str, name: str) -> dict:
         "rows": rows,
         "queries": queries,
         "history": sorted([r.version, r.ms, r.operation] for r in history.collect()),
-        "rows_at_version_1": [_plain(r) for r in first],
+        "rows_at_version_1": [plain_value(r) for r in first],
     }
     with open(os.path.join(path, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1, sort_keys=True)
