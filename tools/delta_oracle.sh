@@ -11,7 +11,7 @@ ROOT="$CACHE/oracles/delta-spark"
 POM="$HERE/delta_oracle/pom.xml"
 PYSPARK_VERSION="4.2.0"
 DELTA_VERSION="4.4.0"
-HASH="$( (sha256sum "$POM"; echo "$PYSPARK_VERSION $DELTA_VERSION") | sha256sum | cut -c1-16)"
+HASH="$( (cat "$POM"; echo "$PYSPARK_VERSION $DELTA_VERSION") | sha256sum | cut -c1-16)"
 STAMP="$ROOT/.ready-$HASH"
 if [[ -f "$STAMP" ]]; then
     echo "$ROOT"
